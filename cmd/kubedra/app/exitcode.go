@@ -1,0 +1,66 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes are kubedra's contract with scripts and CI; docs/exit-codes.md
+// documents them and exitcode_test.go checks them through Main.
+const (
+	// ExitOK: the command did its job (findings or not, for scan and migrate).
+	ExitOK = 0
+	// ExitError: kubedra could not do its job: a usage error, an input that
+	// could not be read or parsed, an I/O or API failure. Every other input
+	// was still processed and reported first.
+	ExitError = 1
+	// ExitFindings: a gate found something (check, audit).
+	ExitFindings = 2
+)
+
+// FlagError is a usage error: Main prints it with a hint to --help.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// FlagErrorf builds a FlagError.
+func FlagErrorf(format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...)}
+}
+
+// ExitCodeError ends a command with a given exit code. When Err is nil the
+// command has already said everything (e.g. a gate that failed, or inputs
+// that were reported as skipped), and Main prints nothing more.
+type ExitCodeError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitCodeError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit code %d", e.Code)
+	}
+	return e.Err.Error()
+}
+func (e *ExitCodeError) Unwrap() error { return e.Err }
+
+// exitCode maps an error returned by a command to the process exit code and
+// the message to print (empty: print nothing).
+func exitCode(err error) (int, string) {
+	if err == nil {
+		return ExitOK, ""
+	}
+	var ec *ExitCodeError
+	if errors.As(err, &ec) {
+		if ec.Err == nil {
+			return ec.Code, ""
+		}
+		return ec.Code, ec.Err.Error()
+	}
+	var fe *FlagError
+	if errors.As(err, &fe) {
+		return ExitError, fe.Error()
+	}
+	return ExitError, err.Error()
+}

@@ -1,0 +1,68 @@
+package app
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/MakeNowJust/heredoc"
+	"github.com/spf13/cobra"
+)
+
+// Main runs kubedra with args (args[0] is the program name, as in os.Args)
+// and returns the process exit code. It never calls os.Exit, so tests and
+// testscript run it in-process.
+func Main(args []string, streams IOStreams) int {
+	name := "kubedra"
+	if len(args) > 0 {
+		name = programName(args[0])
+		args = args[1:]
+	}
+	root := NewCmdRoot(name, streams)
+	root.SetArgs(args)
+	err := root.Execute()
+	code, msg := exitCode(err)
+	if msg != "" {
+		fmt.Fprintf(streams.ErrOut, "%s: %s\n", root.Name(), msg)
+		if _, ok := err.(*FlagError); ok {
+			fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", root.CommandPath())
+		}
+	}
+	return code
+}
+
+// programName returns how the user invoked kubedra: "kubectl dra" when the
+// binary is installed as the kubectl plugin kubectl-dra, else "kubedra".
+func programName(arg0 string) string {
+	base := strings.TrimSuffix(filepath.Base(arg0), ".exe")
+	if base == "kubectl-dra" {
+		return "kubectl dra"
+	}
+	return "kubedra"
+}
+
+// NewCmdRoot builds the command tree. name is "kubedra" or "kubectl dra".
+func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   name,
+		Short: "Move Kubernetes workloads from device plugins to Dynamic Resource Allocation",
+		Long: heredoc.Doc(`
+			kubedra finds workloads that request devices through device plugins
+			(nvidia.com/gpu, aws.amazon.com/neuron, vpc.amazonaws.com/efa, ...) and moves
+			them to Dynamic Resource Allocation (resource.k8s.io): ResourceClaimTemplates
+			with validated CEL selectors, DeviceClasses and a cutover plan.
+		`),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
+	root.CompletionOptions.HiddenDefaultCmd = true
+
+	root.AddCommand(
+		NewCmdVersion(streams),
+	)
+	return root
+}

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+)
+
+// IOStreams are the three standard streams plus what kubedra needs to know
+// about the terminal and environment. Tests build one with TestStreams.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	// OutTTY and ErrTTY report whether Out and ErrOut are terminals.
+	OutTTY bool
+	ErrTTY bool
+	// InTTY reports whether In is a terminal (no data piped in).
+	InTTY bool
+
+	// LookupEnv reads the environment; injected so tests control NO_COLOR,
+	// CLICOLOR_FORCE and KUBEDRA_* variables.
+	LookupEnv func(string) (string, bool)
+	// Getwd returns the working folder (config discovery starts there).
+	Getwd func() (string, error)
+}
+
+// SystemStreams returns the process's real streams.
+func SystemStreams() IOStreams {
+	return IOStreams{
+		In:        os.Stdin,
+		Out:       os.Stdout,
+		ErrOut:    os.Stderr,
+		OutTTY:    isTerminal(os.Stdout),
+		ErrTTY:    isTerminal(os.Stderr),
+		InTTY:     isTerminal(os.Stdin),
+		LookupEnv: os.LookupEnv,
+		Getwd:     os.Getwd,
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// Getenv returns the value of an environment variable, or "".
+func (s IOStreams) Getenv(key string) string {
+	if s.LookupEnv == nil {
+		return ""
+	}
+	v, _ := s.LookupEnv(key)
+	return v
+}

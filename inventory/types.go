@@ -1,0 +1,135 @@
+package inventory
+
+import "sigs.k8s.io/kustomize/kyaml/yaml"
+
+// Origin says where a Document came from.
+type Origin struct {
+	// Path is the file as the user named it (relative paths stay relative),
+	// "-" for stdin, or "" for objects read from a cluster.
+	Path string `json:"file"`
+	// Index is the 0-based position of the document in its file (after
+	// `kind: List` items are flattened, each item has its own Index).
+	Index int `json:"index"`
+	// Line is the 1-based line where the document starts in its file.
+	Line int `json:"line"`
+	// ListIndex is the item's position in a `kind: List`, or -1.
+	ListIndex int `json:"listIndex,omitempty"`
+}
+
+// Document is one Kubernetes object with its origin.
+type Document struct {
+	Node   *yaml.RNode
+	Origin Origin
+}
+
+// Skip records an input that could not be read as YAML (a Helm template, a
+// broken file) or was not followed (a symlink out of the root). Skips are
+// never silent: scan lists them and --strict turns them into failures.
+type Skip struct {
+	File   string `json:"file"`
+	Line   int    `json:"line,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// ContainerType tells which list of the pod spec a container is in.
+type ContainerType string
+
+// The kinds of containers a pod spec can hold.
+const (
+	Container          ContainerType = "container"
+	InitContainer      ContainerType = "init"
+	SidecarContainer   ContainerType = "sidecar" // init container with restartPolicy: Always
+	EphemeralContainer ContainerType = "ephemeral"
+)
+
+// HintKind is the pod-template field a scheduling hint comes from.
+type HintKind string
+
+// Hint kinds.
+const (
+	HintNodeSelector     HintKind = "nodeSelector"
+	HintNodeAffinity     HintKind = "nodeAffinity"     // required during scheduling
+	HintPreferred        HintKind = "preferredAffinity" // preferred during scheduling
+	HintToleration       HintKind = "toleration"
+	HintRuntimeClassName HintKind = "runtimeClassName"
+)
+
+// Hint is a scheduling constraint on a pod template that relates to devices:
+// a nodeSelector or node-affinity term on a device feature-discovery label, a
+// toleration of a device taint, or runtimeClassName: nvidia.
+type Hint struct {
+	Kind HintKind `json:"kind"`
+	// Key is the label, taint key, or "runtimeClassName".
+	Key string `json:"key"`
+	// Operator is In, NotIn, Exists, DoesNotExist, Gt, Lt for affinity
+	// terms, Equal or Exists for tolerations, "" for nodeSelector (= In).
+	Operator string   `json:"operator,omitempty"`
+	Values   []string `json:"values,omitempty"`
+	// Effect of a toleration.
+	Effect string `json:"effect,omitempty"`
+	// Path is the kyaml field path of the hint, relative to the document,
+	// e.g. spec.template.spec.nodeSelector.nvidia\.com/gpu\.product or
+	// spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].
+	Path string `json:"path"`
+	// Term is the index of the nodeSelectorTerm for affinity hints (terms
+	// are ORed; expressions in one term are ANDed), else 0.
+	Term int `json:"term,omitempty"`
+	Line int `json:"line,omitempty"`
+}
+
+// Finding is one extended-resource request of one container: a fact, with no
+// mapping decision attached.
+type Finding struct {
+	Origin Origin `json:"-"`
+	// Line and Column locate the resource key (in limits, else requests).
+	Line   int `json:"line"`
+	Column int `json:"column"`
+
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+
+	// PodTemplatePath is the path of the pod spec inside the document, e.g.
+	// spec.template.spec or spec.pytorchReplicaSpecs.Worker.template.spec
+	// ("spec" for a Pod). For containers found by the generic fallback it is
+	// the path of the map holding the containers list.
+	PodTemplatePath string `json:"podTemplatePath"`
+	// Container is the container name; ContainerIndex its index in its list.
+	Container      string        `json:"container"`
+	ContainerIndex int           `json:"containerIndex"`
+	ContainerType  ContainerType `json:"containerType"`
+
+	Resource string `json:"resource"`
+	// Limit and Request are the quantities as written ("" when absent).
+	Limit   string `json:"limit,omitempty"`
+	Request string `json:"request,omitempty"`
+
+	// Hints are the device-related scheduling hints of the same pod template.
+	Hints []Hint `json:"hints,omitempty"`
+	// Generic is true when the pod template was found by the fallback for
+	// unknown kinds, not by a known kind's schema.
+	Generic bool `json:"generic,omitempty"`
+}
+
+// Quantity returns the quantity that counts for scheduling: the limit when
+// set (extended resources must have requests == limits), else the request.
+func (f Finding) Quantity() string {
+	if f.Limit != "" {
+		return f.Limit
+	}
+	return f.Request
+}
+
+// TemplatePath tells detection where a kind keeps pod specs. Built-in kinds
+// are known to inventory/detect; users add CRDs through rules files.
+type TemplatePath struct {
+	// Group is the API group ("" for core), Kind the object kind.
+	Group string `json:"group" yaml:"group"`
+	Kind  string `json:"kind" yaml:"kind"`
+	// Paths are pod-spec paths in the document: dot-separated field names,
+	// `*` for every key of a map, `[]` after a name for every item of a list,
+	// e.g. spec.pytorchReplicaSpecs.*.template.spec or
+	// spec.workerGroupSpecs[].template.spec.
+	Paths []string `json:"paths" yaml:"paths"`
+}

@@ -1,0 +1,113 @@
+package rules
+
+import (
+	resourcev1 "k8s.io/api/resource/v1"
+
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// Status says what happens to a device-plugin request.
+type Status string
+
+// Statuses, as shown by scan and used by migrate and check.
+const (
+	// Mappable: a rule maps the request to DRA without losing semantics.
+	Mappable Status = "mappable"
+	// Lossy: a documented mapping exists but changes semantics (sharing,
+	// fractions, rounding); migrate applies it only with --allow-lossy.
+	Lossy Status = "lossy"
+	// Unmapped: no rule maps the resource.
+	Unmapped Status = "unmapped"
+	// DRABacked: the name is already served by DRA (KEP-5004, e.g.
+	// deviceclass.resource.kubernetes.io/<class>): reported, never rewritten.
+	DRABacked Status = "dra-backed"
+)
+
+// PodRequest is one container's request for one extended resource.
+type PodRequest struct {
+	Container      string                  `json:"container"`
+	ContainerIndex int                     `json:"containerIndex"`
+	ContainerType  inventory.ContainerType `json:"containerType"`
+	Resource       string                  `json:"resource"`
+	// Quantity as written (limit, else request), e.g. "2", "1", "$GPUS".
+	Quantity string `json:"quantity"`
+}
+
+// Pod is the input to Resolve: the device requests and scheduling hints of
+// one pod template.
+type Pod struct {
+	Requests []PodRequest
+	Hints    []inventory.Hint
+}
+
+// Options steer Resolve.
+type Options struct {
+	// Target is the Kubernetes version the output must work on.
+	Target Version
+	// AllowLossy applies documented lossy mappings (Decision.Claim >= 0 for
+	// lossy requests); without it lossy requests are left as they are.
+	AllowLossy bool
+}
+
+// RuleRef names the rule that decided a request.
+type RuleRef struct {
+	// ID is the rule's id, e.g. "nvidia-gpu" or "nvidia-mig".
+	ID string `json:"id"`
+	// Source is "builtin:<vendor>.yaml" or the user rules file path.
+	Source string `json:"source"`
+}
+
+// Decision is what Resolve decided for one PodRequest.
+type Decision struct {
+	Status      Status   `json:"status"`
+	Rule        *RuleRef `json:"rule,omitempty"`
+	Driver      string   `json:"driver,omitempty"`
+	DeviceClass string   `json:"deviceClass,omitempty"`
+	// Count is the number of devices requested (after any rounding).
+	Count int64 `json:"count,omitempty"`
+	// Selectors are the CEL expressions of the device request (compiled and
+	// cost-checked).
+	Selectors []string `json:"selectors,omitempty"`
+	// Claim is the index into Resolution.Claims of the claim serving this
+	// request, or -1 when the request is left as it is (unmapped, dra-backed,
+	// or lossy without AllowLossy).
+	Claim int `json:"-"`
+	// Request is the DeviceRequest name inside that claim.
+	Request string `json:"request,omitempty"`
+	// Loss says, in words a user can act on, what the mapping loses.
+	Loss string `json:"loss,omitempty"`
+	// Reason explains an unmapped or dra-backed status.
+	Reason string `json:"reason,omitempty"`
+	// Fix says what the user can do (e.g. add a rule, pass --allow-lossy).
+	Fix string `json:"fix,omitempty"`
+	// ExtendedResource is true when KEP-5004 can serve the request unchanged
+	// (a DeviceClass with extendedResourceName and only a count needed: no
+	// selectors, config, sharing or topology).
+	ExtendedResource bool `json:"extendedResource,omitempty"`
+	// ExtendedResourceName is the name a DeviceClass would declare for it.
+	ExtendedResourceName string `json:"extendedResourceName,omitempty"`
+}
+
+// Claim is one ResourceClaim(Template) the pod template needs.
+type Claim struct {
+	// Name is a short DNS label for the claim in the pod (pod.spec.
+	// resourceClaims[].name), e.g. "gpu" or "gpu-efa"; plan derives the
+	// template's object name from it and the workload.
+	Name string
+	// Shared is true for a named ResourceClaim meant to be shared by several
+	// pods (time-slicing/MPS sharing), false for a per-pod template.
+	Shared bool
+	// Spec is the claim spec in resource.k8s.io/v1 terms; EncodeClaim turns
+	// it into the target version's shape.
+	Spec resourcev1.ResourceClaimSpec
+}
+
+// Resolution is Resolve's answer for one pod template.
+type Resolution struct {
+	// Decisions is parallel to Pod.Requests.
+	Decisions []Decision
+	Claims    []Claim
+	// UsedHints are indexes into Pod.Hints that became CEL selectors; migrate
+	// removes them from the pod template unless --keep-node-selectors.
+	UsedHints []int
+}
