@@ -48,7 +48,7 @@ type HintKind string
 // Hint kinds.
 const (
 	HintNodeSelector     HintKind = "nodeSelector"
-	HintNodeAffinity     HintKind = "nodeAffinity"     // required during scheduling
+	HintNodeAffinity     HintKind = "nodeAffinity"      // required during scheduling
 	HintPreferred        HintKind = "preferredAffinity" // preferred during scheduling
 	HintToleration       HintKind = "toleration"
 	HintRuntimeClassName HintKind = "runtimeClassName"

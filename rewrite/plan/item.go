@@ -1,0 +1,153 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// Resolver decides how the device requests of one pod template map to DRA.
+// *rules.Set implements it.
+type Resolver interface {
+	Resolve(pod rules.Pod, opts rules.Options) (rules.Resolution, error)
+}
+
+// Item is one finding with the decision made for it: a row of scan's report
+// and the unit check gates on.
+type Item struct {
+	File string `json:"file"`
+	// Index is the document's position in its file.
+	Index int `json:"index"`
+	inventory.Finding
+	// Mapping is what the rules decided (without the status, which is
+	// lifted to Status so that reports can filter on it).
+	Mapping rules.Decision `json:"mapping"`
+	Status  rules.Status   `json:"status"`
+	// Ignored is the reason given in a kubedra.io/ignore annotation, if any.
+	Ignored string `json:"ignored,omitempty"`
+	// Group identifies the pod template the finding belongs to (file, index
+	// and path): items with the same Group were resolved together.
+	Group string `json:"-"`
+}
+
+// Key identifies the pod template a finding belongs to.
+func Key(f inventory.Finding) string {
+	return f.Origin.Path + "\x00" + strconv.Itoa(f.Origin.Index) + "\x00" + f.PodTemplatePath
+}
+
+// Items groups findings by pod template, resolves each group, and returns
+// one Item per finding in a deterministic order (file, document, line,
+// column). A resolver error for one group marks its findings unmapped with
+// the error as the reason; other groups are unaffected.
+func Items(findings []inventory.Finding, r Resolver, opts rules.Options) []Item {
+	type group struct {
+		key  string
+		idxs []int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i, f := range findings {
+		k := Key(f)
+		g := byKey[k]
+		if g == nil {
+			g = &group{key: k}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.idxs = append(g.idxs, i)
+	}
+	items := make([]Item, len(findings))
+	for _, g := range groups {
+		pod := rules.Pod{Hints: findings[g.idxs[0]].Hints}
+		for _, i := range g.idxs {
+			f := findings[i]
+			pod.Requests = append(pod.Requests, rules.PodRequest{
+				Container: f.Container, ContainerIndex: f.ContainerIndex, ContainerType: f.ContainerType,
+				Resource: f.Resource, Quantity: f.Quantity(),
+			})
+		}
+		res, err := r.Resolve(pod, opts)
+		for n, i := range g.idxs {
+			f := findings[i]
+			d := rules.Decision{Status: rules.Unmapped, Claim: -1}
+			switch {
+			case err != nil:
+				d.Reason = err.Error()
+			case n < len(res.Decisions):
+				d = res.Decisions[n]
+			}
+			items[i] = Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status, Group: g.key}
+		}
+	}
+	SortItems(items)
+	return items
+}
+
+// SortItems orders items by file, document, line and column.
+func SortItems(items []Item) {
+	slices.SortStableFunc(items, func(a, b Item) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Index, b.Index),
+			cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column), cmp.Compare(a.Resource, b.Resource))
+	})
+}
+
+// Summary counts items by status.
+type Summary struct {
+	Files     int `json:"files"`
+	Documents int `json:"documents"`
+	Findings  int `json:"findings"`
+	Mappable  int `json:"mappable"`
+	Lossy     int `json:"lossy"`
+	Unmapped  int `json:"unmapped"`
+	DRABacked int `json:"draBacked"`
+	Ignored   int `json:"ignored"`
+	Skipped   int `json:"skipped"`
+}
+
+// Count fills the per-status counters of s from items.
+func (s *Summary) Count(items []Item) {
+	for _, it := range items {
+		s.Findings++
+		if it.Ignored != "" {
+			s.Ignored++
+			continue
+		}
+		switch it.Status {
+		case rules.Mappable:
+			s.Mappable++
+		case rules.Lossy:
+			s.Lossy++
+		case rules.Unmapped:
+			s.Unmapped++
+		case rules.DRABacked:
+			s.DRABacked++
+		}
+	}
+}
+
+// Report is scan's result: the envelope every machine format encodes.
+// It is valid and complete when nothing was found (empty lists, not null).
+type Report struct {
+	APIVersion string           `json:"apiVersion"`
+	Kind       string           `json:"kind"`
+	Findings   []Item           `json:"findings"`
+	Skipped    []inventory.Skip `json:"skipped"`
+	Summary    Summary          `json:"summary"`
+}
+
+// NewReport builds a report; nil slices become empty ones.
+func NewReport(items []Item, skipped []inventory.Skip, files, documents int) Report {
+	if items == nil {
+		items = []Item{}
+	}
+	if skipped == nil {
+		skipped = []inventory.Skip{}
+	}
+	r := Report{APIVersion: "kubedra.dev/v1alpha1", Kind: "ScanReport", Findings: items, Skipped: skipped}
+	r.Summary.Files, r.Summary.Documents, r.Summary.Skipped = files, documents, len(skipped)
+	r.Summary.Count(items)
+	return r
+}
