@@ -107,6 +107,11 @@ type Finding struct {
 
 	// Hints are the device-related scheduling hints of the same pod template.
 	Hints []Hint `json:"hints,omitempty"`
+	// Ignore is the reason given in a kubedra.io/ignore annotation on the
+	// workload (or its pod template), "" when there is none. A present
+	// annotation with an empty value is reported as IgnoreInvalid.
+	Ignore        string `json:"-"`
+	IgnoreInvalid bool   `json:"-"`
 	// Generic is true when the pod template was found by the fallback for
 	// unknown kinds, not by a known kind's schema.
 	Generic bool `json:"generic,omitempty"`

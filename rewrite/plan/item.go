@@ -79,7 +79,8 @@ func Items(findings []inventory.Finding, r Resolver, opts rules.Options) []Item 
 			case n < len(res.Decisions):
 				d = res.Decisions[n]
 			}
-			items[i] = Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status, Group: g.key}
+			items[i] = Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
+				Ignored: f.Ignore, Group: g.key}
 		}
 	}
 	SortItems(items)
