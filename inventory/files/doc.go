@@ -1,0 +1,74 @@
+// Package files is kubedra's manifest source: it turns paths, directories
+// and "-" (stdin) into inventory.Documents, one file at a time, with bounded
+// parallelism and memory that does not grow with the number of files.
+//
+// # Reading
+//
+// Read walks its paths in the order given (directories recursively, in
+// lexical order, keeping .yaml, .yml and .json files; a file named
+// explicitly is read whatever its extension) and calls fn once per file,
+// or once per batch of documents when Options.Batch is set:
+//
+//	err := files.Read(ctx, []string{"./manifests", "-"}, os.Stdin, files.Options{}, func(f *files.File) error {
+//		for i, doc := range f.Docs {
+//			_ = f.Spans[i] // bytes of the document in the file
+//		}
+//		return nil
+//	})
+//
+// Without Options.Ordered, fn runs concurrently on up to Options.Workers
+// goroutines and files arrive in any order (File.Order gives the input
+// order). With Ordered, fn is called from one goroutine at a time in input
+// order, while later files are already being parsed.
+//
+// # Documents and spans
+//
+// A file is split into documents at `---` marker lines (a marker at column 0
+// can never be part of a scalar, so the split is exact) and each document is
+// decoded on its own with kyaml's node decoder. So:
+//   - a broken document is reported in File.Skips with its line, and the
+//     other documents of the file are still read;
+//   - node positions (Line, Column) are those of the whole file;
+//   - File.Spans[i] is the byte range of Docs[i] in the file: from the line
+//     after its `---` marker (or the marker line itself when it carries
+//     content, e.g. `--- {...}`) to the next marker or the end of the file.
+//     Bytes outside spans are markers and are never part of a document, so
+//     a writer can splice re-encoded documents and keep the rest
+//     byte-identical;
+//   - items of a `kind: List` become separate Documents (Origin.ListIndex
+//     set); they share the List's span, and a writer must re-encode the List
+//     as a whole;
+//   - documents that are empty (only comments) yield no Document.
+//
+// Documents carry no kyaml reader annotations (config.kubernetes.io/index
+// and friends): Origin holds the path, index and line, so there is nothing
+// to strip before writing.
+//
+// # Skips and errors
+//
+// Nothing is dropped silently. A document holding Go template actions
+// ({{ }} outside quoted strings, i.e. an unrendered Helm template), a
+// document that does not parse, and a symlink that leaves the root it was
+// found under (or is dangling) are listed in File.Skips with a reason and,
+// where one exists, a line. File.ParseErrors counts the skips that are
+// parse failures, and File.Err is set when the file could not be read at
+// all; both are failures for a caller (exit code 1), whereas template and
+// symlink skips are failures only under --strict. When a file has skips,
+// Docs holds its other documents: a writer must leave such a file alone.
+//
+// # Large files and the prefilter
+//
+// Files up to Options.StreamAbove bytes (every file, and stdin, when
+// Options.KeepData is set) are read whole and File.Data holds their bytes.
+// Larger files and stdin are otherwise streamed line by line; File.Data is then nil, Spans
+// still hold offsets in the file, and with Options.Batch only one batch of
+// documents is alive at a time, so a 50 MB multi-document file is scanned in
+// tens of megabytes.
+//
+// Options.Filter sees the raw bytes of each document before it is parsed;
+// documents it rejects are counted in File.Documents but not decoded (and
+// so not checked for syntax errors). Detection supplies a filter that can
+// never reject a document with a device request (detect.MayRequest).
+//
+// This package does not write files and does not consult rules.
+package files

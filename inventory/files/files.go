@@ -1,0 +1,382 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// DefaultStreamAbove is the default for Options.StreamAbove.
+const DefaultStreamAbove = 8 << 20
+
+// Span is a byte range [Start, End) in a file.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// File is one input file, or one batch of its documents (see Options.Batch).
+type File struct {
+	// Path is the file as found: the argument itself, or the argument
+	// joined with the path below it for files found in a directory; "-" for
+	// stdin.
+	Path string
+	// Order is the file's position among all inputs (arguments in the order
+	// given, directory entries in lexical order). It is the same for every
+	// batch of a file.
+	Order int
+	// Data is the whole file, or nil when it was streamed (see
+	// Options.StreamAbove and Options.KeepData).
+	Data []byte
+	// Docs are the documents of the file (of this batch), in file order.
+	Docs []*inventory.Document
+	// Spans[i] is the byte range of Docs[i] in the file.
+	Spans []Span
+	// Skips are the parts of the file that were not read, with reasons.
+	Skips []inventory.Skip
+	// ParseErrors counts the Skips that are syntax errors (as opposed to
+	// unrendered templates or symlinks, which are skipped by design).
+	ParseErrors int
+	// Documents counts the non-empty documents of the file (of this batch)
+	// before List flattening, including those Options.Filter let go
+	// unparsed and those that failed to parse.
+	Documents int
+	// Batch is the batch number (0-based) and Last tells whether this is the
+	// file's last batch. Without Options.Batch, Batch is 0 and Last true.
+	Batch int
+	Last  bool
+	// Err is set when the file could not be read at all (it is also listed
+	// in Skips).
+	Err error
+}
+
+// Options steer Read.
+type Options struct {
+	// Workers bounds the files read at once; 0 means GOMAXPROCS.
+	Workers int
+	// Ordered makes Read call fn from one goroutine at a time, in input
+	// order. Without it fn is called concurrently and must be safe for that.
+	Ordered bool
+	// Batch, when > 0, delivers the documents of a file in calls of at most
+	// Batch documents, so that a huge file never holds all its nodes at once.
+	Batch int
+	// StreamAbove is the size above which a file is streamed instead of read
+	// whole; 0 means DefaultStreamAbove.
+	StreamAbove int64
+	// KeepData reads every file (and stdin) whole so that File.Data is always
+	// set.
+	KeepData bool
+	// Filter, when set, sees each document's bytes before parsing; when it
+	// returns false the document is counted but not parsed. It must be safe
+	// for concurrent use.
+	Filter func(doc []byte) bool
+}
+
+// Read reads paths ("-" is stdin, read from stdin) and calls fn for each
+// file, as described in the package documentation. Inputs that cannot be
+// read are reported to fn as a File with Err set (and a Skip), and reading
+// continues; a path that does not exist is such an input. Read returns the
+// first error fn returns (after which it stops) or ctx's error.
+func Read(ctx context.Context, paths []string, stdin io.Reader, opts Options, fn func(*File) error) error {
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.StreamAbove <= 0 {
+		opts.StreamAbove = DefaultStreamAbove
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	jobs := make(chan job)
+	var (
+		mu       sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	seq := newSequencer(opts.Ordered)
+
+	var wg sync.WaitGroup
+	for range opts.Workers {
+		wg.Go(func() {
+			for j := range jobs {
+				err := seq.run(ctx, j.order, func(emit func(*File) error) error {
+					return readJob(ctx, j, stdin, opts, emit)
+				}, fn)
+				if err != nil {
+					fail(err)
+				}
+			}
+		})
+	}
+
+	order := 0
+	send := func(j job) bool {
+		j.order = order
+		order++
+		select {
+		case jobs <- j:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+walk:
+	for _, p := range paths {
+		if p == "-" {
+			if !send(job{path: "-"}) {
+				break
+			}
+			continue
+		}
+		for j := range enumerate(p) {
+			if !send(j) {
+				break walk
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// job is one input: a file to read, or a problem found while walking.
+type job struct {
+	path  string
+	order int
+	skip  *inventory.Skip // a symlink not followed
+	err   error           // the path could not be walked or stat'ed
+}
+
+// enumerate lists the files under root in lexical order. Symlinks are
+// followed only when their target stays under root; symlinked directories
+// under root are not walked again (their target is walked on its own).
+func enumerate(root string) func(yield func(job) bool) {
+	return func(yield func(job) bool) {
+		info, err := os.Stat(root)
+		if err != nil {
+			yield(job{path: root, err: err})
+			return
+		}
+		if !info.IsDir() {
+			yield(job{path: root})
+			return
+		}
+		realRoot, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			yield(job{path: root, err: err})
+			return
+		}
+		realRoot, _ = filepath.Abs(realRoot)
+		stop := false
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if stop {
+				return fs.SkipAll
+			}
+			if err != nil {
+				stop = !yield(job{path: p, err: err})
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				if p != root && strings.HasPrefix(d.Name(), ".") && d.Name() != "." && d.Name() != ".." {
+					return fs.SkipDir // .git and friends
+				}
+				return nil
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				if j, ok := symlink(p, realRoot); ok {
+					stop = !yield(j)
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() || !manifestExt(p) {
+				return nil
+			}
+			stop = !yield(job{path: p})
+			return nil
+		})
+		if err != nil && !stop {
+			yield(job{path: root, err: err})
+		}
+	}
+}
+
+// symlink decides what to do with a symlink found while walking: read it
+// (a manifest file under the root), list it as skipped (dangling, or leaving
+// the root), or ignore it (a directory under the root, or not a manifest).
+func symlink(p, realRoot string) (job, bool) {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if !manifestExt(p) {
+			return job{}, false
+		}
+		return job{path: p, skip: &inventory.Skip{File: p, Reason: "dangling symlink: not followed"}}, true
+	}
+	abs, _ := filepath.Abs(target)
+	if rel, err := filepath.Rel(realRoot, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return job{path: p, skip: &inventory.Skip{File: p,
+			Reason: fmt.Sprintf("symlink to %s leaves the scanned root: not followed", target)}}, true
+	}
+	info, err := os.Stat(p)
+	if err != nil || info.IsDir() || !manifestExt(p) {
+		return job{}, false
+	}
+	return job{path: p}, true
+}
+
+func manifestExt(p string) bool {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// readJob reads one input and emits its File (or batches).
+func readJob(ctx context.Context, j job, stdin io.Reader, opts Options, emit func(*File) error) error {
+	f := &File{Path: j.path, Order: j.order, Last: true}
+	switch {
+	case j.skip != nil:
+		f.Skips = append(f.Skips, *j.skip)
+		return emit(f)
+	case j.err != nil:
+		f.Err = j.err
+		f.Skips = append(f.Skips, inventory.Skip{File: j.path, Reason: readReason(j.err)})
+		return emit(f)
+	}
+	if j.path == "-" {
+		if stdin == nil {
+			stdin = strings.NewReader("")
+		}
+		if opts.KeepData {
+			data, err := io.ReadAll(stdin)
+			if err != nil {
+				return emitReadErr(f, err, emit)
+			}
+			f.Data = data
+			return split(ctx, f, opts, emit)
+		}
+		return stream(ctx, f, stdin, opts, emit)
+	}
+	file, err := os.Open(j.path)
+	if err != nil {
+		return emitReadErr(f, err, emit)
+	}
+	defer file.Close()
+	info, err := file.Stat()
+	if err != nil {
+		return emitReadErr(f, err, emit)
+	}
+	if info.IsDir() {
+		return emitReadErr(f, errors.New("is a directory"), emit)
+	}
+	if opts.KeepData || info.Size() <= opts.StreamAbove {
+		data := make([]byte, 0, info.Size()+1)
+		for {
+			n, err := file.Read(data[len(data):cap(data)])
+			data = data[:len(data)+n]
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return emitReadErr(f, err, emit)
+			}
+			if len(data) == cap(data) {
+				data = append(data, 0)[:len(data)] // the file grew: make room
+			}
+		}
+		f.Data = data
+		return split(ctx, f, opts, emit)
+	}
+	return stream(ctx, f, file, opts, emit)
+}
+
+func emitReadErr(f *File, err error, emit func(*File) error) error {
+	f.Err = err
+	f.Skips = append(f.Skips, inventory.Skip{File: f.Path, Reason: readReason(err)})
+	return emit(f)
+}
+
+func readReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "cannot read: " + err.Error()
+}
+
+// sequencer runs jobs; when ordered, it serializes their emits in order.
+type sequencer struct {
+	ordered bool
+	mu      sync.Mutex
+	cond    *sync.Cond
+	next    int
+}
+
+func newSequencer(ordered bool) *sequencer {
+	s := &sequencer{ordered: ordered}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// run calls work with an emit function that forwards to fn. When ordered,
+// the first emit waits for the job's turn (jobs are handed out in order, so
+// every earlier job is running or done and the wait ends), and the turn
+// passes on when work returns.
+func (s *sequencer) run(ctx context.Context, order int, work func(emit func(*File) error) error, fn func(*File) error) error {
+	if !s.ordered {
+		return work(func(f *File) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fn(f)
+		})
+	}
+	waited := false
+	wait := func() {
+		if waited {
+			return
+		}
+		waited = true
+		s.mu.Lock()
+		for s.next != order {
+			s.cond.Wait()
+		}
+		s.mu.Unlock()
+	}
+	defer func() {
+		wait()
+		s.mu.Lock()
+		s.next++
+		s.mu.Unlock()
+		s.cond.Broadcast()
+	}()
+	return work(func(f *File) error {
+		wait()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fn(f)
+	})
+}

@@ -1,0 +1,243 @@
+package files_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/files"
+)
+
+// doc summarises a Document for comparison.
+type doc struct {
+	Kind      string
+	Name      string
+	Index     int
+	Line      int
+	ListIndex int
+	Span      string // the span's text
+}
+
+type result struct {
+	Docs        []doc
+	Skips       []inventory.Skip
+	ParseErrors int
+	Documents   int
+}
+
+func collect(t *testing.T, paths []string, stdin string, opts files.Options) map[string]*result {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string]*result{}
+	err := files.Read(context.Background(), paths, strings.NewReader(stdin), opts, func(f *files.File) error {
+		mu.Lock()
+		defer mu.Unlock()
+		r := got[f.Path]
+		if r == nil {
+			r = &result{}
+			got[f.Path] = r
+		}
+		var data []byte
+		if f.Data != nil {
+			data = f.Data
+		} else if f.Path != "-" {
+			data, _ = os.ReadFile(f.Path)
+		} else {
+			data = []byte(stdin)
+		}
+		for i, d := range f.Docs {
+			r.Docs = append(r.Docs, doc{Kind: d.Node.GetKind(), Name: d.Node.GetName(), Index: d.Origin.Index,
+				Line: d.Origin.Line, ListIndex: d.Origin.ListIndex, Span: string(data[f.Spans[i].Start:f.Spans[i].End])})
+		}
+		r.Skips = append(r.Skips, f.Skips...)
+		r.ParseErrors += f.ParseErrors
+		r.Documents += f.Documents
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const multi = `# leading comment
+apiVersion: v1
+kind: Pod
+metadata:
+  name: a
+---
+# only a comment
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: b}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: c}
+--- {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: e
+`
+
+func TestReadDocuments(t *testing.T) {
+	t.Parallel()
+	want := &result{
+		Docs: []doc{
+			{Kind: "Pod", Name: "a", Index: 0, Line: 2, ListIndex: -1, Span: "# leading comment\napiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n"},
+			{Kind: "Pod", Name: "b", Index: 1, Line: 12, ListIndex: 0, Span: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: c}\n"},
+			{Kind: "Pod", Name: "c", Index: 2, Line: 15, ListIndex: 1, Span: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: c}\n"},
+			{Kind: "Pod", Name: "d", Index: 3, Line: 18, ListIndex: -1, Span: `--- {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}}` + "\n"},
+			{Kind: "Pod", Name: "e", Index: 4, Line: 20, ListIndex: -1, Span: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: e\n"},
+		},
+		Documents: 4,
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"m.yaml": multi})
+	p := filepath.Join(dir, "m.yaml")
+	for name, opts := range map[string]files.Options{
+		"whole":    {},
+		"streamed": {StreamAbove: 1},
+		"batched":  {StreamAbove: 1, Batch: 1, Ordered: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := collect(t, []string{p}, "", opts)
+			if diff := cmp.Diff(want, got[p]); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("stdin", func(t *testing.T) {
+		got := collect(t, []string{"-"}, multi, files.Options{})
+		if diff := cmp.Diff(want, got["-"]); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestReadSkips(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"chart/templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x\" . }}\n",
+		"chart/templates/if.yaml":     "{{- if .Values.gpu }}\napiVersion: v1\nkind: Pod\n{{- end }}\n",
+		"argo.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  templates:\n  - name: t\n" +
+			"    container:\n      args: [\"{{inputs.parameters.x}}\"]\n      command:\n      - sh\n      - -c\n      - echo {{inputs.parameters.y}}\n",
+		"broken.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ok\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: [unclosed\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: after\n",
+		"notes.txt":   "not a manifest",
+		".git/x.yaml": "apiVersion: v1\nkind: Pod\n",
+	})
+	outside := t.TempDir()
+	write(t, outside, map[string]string{"secret.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: outside}\n"})
+	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "link.yaml")); err != nil {
+		t.Skip("symlinks not supported:", err)
+	}
+	if err := os.Symlink("argo.yaml", filepath.Join(dir, "inside.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, []string{dir, filepath.Join(dir, "missing.yaml")}, "", files.Options{})
+
+	var paths []string
+	for p := range got {
+		rel, _ := filepath.Rel(dir, p)
+		paths = append(paths, rel)
+	}
+	slices.Sort(paths)
+	wantPaths := []string{"argo.yaml", "broken.yaml", "chart/templates/deploy.yaml", "chart/templates/if.yaml", "inside.yaml", "link.yaml", "missing.yaml"}
+	if diff := cmp.Diff(wantPaths, paths); diff != "" {
+		t.Fatalf("files (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		file       string
+		docs       []string
+		skipLine   int
+		skipReason string
+		parseErrs  int
+	}{
+		{file: "argo.yaml", docs: []string{"w"}},
+		{file: "inside.yaml", docs: []string{"w"}},
+		{file: "broken.yaml", docs: []string{"ok", "after"}, skipLine: 8, skipReason: "not valid YAML", parseErrs: 1},
+		{file: "chart/templates/deploy.yaml", skipLine: 4, skipReason: "Go template syntax"},
+		{file: "chart/templates/if.yaml", skipLine: 1, skipReason: "Go template syntax"},
+		{file: "link.yaml", skipReason: "leaves the scanned root"},
+		{file: "missing.yaml", skipReason: "cannot read: no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			r := got[filepath.Join(dir, tt.file)]
+			var names []string
+			for _, d := range r.Docs {
+				names = append(names, d.Name)
+			}
+			if diff := cmp.Diff(tt.docs, names); diff != "" {
+				t.Errorf("docs (-want +got):\n%s", diff)
+			}
+			if tt.skipReason == "" {
+				if len(r.Skips) != 0 {
+					t.Errorf("unexpected skips %+v", r.Skips)
+				}
+				return
+			}
+			if len(r.Skips) != 1 || !strings.Contains(r.Skips[0].Reason, tt.skipReason) || r.Skips[0].Line != tt.skipLine {
+				t.Errorf("skips = %+v, want one at line %d containing %q", r.Skips, tt.skipLine, tt.skipReason)
+			}
+			if r.ParseErrors != tt.parseErrs {
+				t.Errorf("ParseErrors = %d, want %d", r.ParseErrors, tt.parseErrs)
+			}
+		})
+	}
+}
+
+func TestReadFilterAndOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var want []string
+	for i := range 40 {
+		name := filepath.Join(dir, strings.Repeat("a", i%3+1)+string(rune('a'+i%26))+strings.Repeat("z", i/26)+".yaml")
+		write(t, dir, map[string]string{filepath.Base(name): "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\nkind: Secret\n"})
+		want = append(want, name)
+	}
+	slices.Sort(want)
+	var order []string
+	var filtered int
+	err := files.Read(context.Background(), []string{dir}, nil, files.Options{Workers: 4, Ordered: true,
+		Filter: func(doc []byte) bool { return strings.Contains(string(doc), "Pod") }}, func(f *files.File) error {
+		order = append(order, f.Path)
+		if f.Documents != 2 || len(f.Docs) != 1 {
+			t.Errorf("%s: Documents=%d Docs=%d, want 2 and 1", f.Path, f.Documents, len(f.Docs))
+		}
+		filtered++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,334 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// chunk is the text of one document: its bytes, its byte offset and its
+// first line (1-based) in the file.
+type chunk struct {
+	data  []byte
+	start int
+	line  int
+}
+
+// builder accumulates the documents of one file and emits them in batches.
+type builder struct {
+	ctx   context.Context
+	f     *File
+	opts  Options
+	emit  func(*File) error
+	index int // next Document index in the file
+}
+
+func (b *builder) add(c chunk) error {
+	if err := b.ctx.Err(); err != nil {
+		return err
+	}
+	f := b.f
+	if !hasContent(c.data) {
+		return nil
+	}
+	f.Documents++
+	if line, ok := templateLine(c.data); ok {
+		f.Skips = append(f.Skips, inventory.Skip{File: f.Path, Line: c.line + line - 1,
+			Reason: "Go template syntax ({{ }}): render it first, e.g. helm template ... | kubedra scan -"})
+		return nil
+	}
+	if b.opts.Filter != nil && !mayHoldMany(c.data) && !b.opts.Filter(c.data) {
+		// Counted, not parsed. Index still advances by one: a chunk that
+		// could hold several Documents is always parsed.
+		b.index++
+		return b.flushFull()
+	}
+	span := Span{c.start, c.start + len(c.data)}
+	dec := yaml.NewDecoder(bytes.NewReader(c.data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			f.ParseErrors++
+			line, msg := errorLine(err, c.line)
+			f.Skips = append(f.Skips, inventory.Skip{File: f.Path, Line: line, Reason: "not valid YAML: " + msg})
+			break
+		}
+		shift(&n, c.line-1)
+		if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
+			continue
+		}
+		root := n.Content[0]
+		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+			continue
+		}
+		b.doc(root, span)
+	}
+	return b.flushFull()
+}
+
+// doc adds a document, flattening a `kind: List`.
+func (b *builder) doc(root *yaml.Node, span Span) {
+	f := b.f
+	if items := listItems(root); items != nil {
+		for i, it := range items {
+			f.Docs = append(f.Docs, &inventory.Document{Node: yaml.NewRNode(it),
+				Origin: inventory.Origin{Path: f.Path, Index: b.index, Line: it.Line, ListIndex: i}})
+			f.Spans = append(f.Spans, span)
+			b.index++
+		}
+		return
+	}
+	f.Docs = append(f.Docs, &inventory.Document{Node: yaml.NewRNode(root),
+		Origin: inventory.Origin{Path: f.Path, Index: b.index, Line: root.Line, ListIndex: -1}})
+	f.Spans = append(f.Spans, span)
+	b.index++
+}
+
+// listItems returns the items of a `kind: List` document, or nil.
+func listItems(root *yaml.Node) []*yaml.Node {
+	if root.Kind != yaml.MappingNode {
+		return nil
+	}
+	var kind, items *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		switch root.Content[i].Value {
+		case "kind":
+			kind = root.Content[i+1]
+		case "items":
+			items = root.Content[i+1]
+		}
+	}
+	if kind == nil || kind.Value != "List" || items == nil || items.Kind != yaml.SequenceNode {
+		return nil
+	}
+	if items.Content == nil {
+		return []*yaml.Node{}
+	}
+	return items.Content
+}
+
+// flushFull emits a batch when Options.Batch documents are pending.
+func (b *builder) flushFull() error {
+	if b.opts.Batch <= 0 || len(b.f.Docs) < b.opts.Batch {
+		return nil
+	}
+	return b.flush(false)
+}
+
+func (b *builder) flush(last bool) error {
+	f := b.f
+	f.Last = last
+	if err := b.emit(f); err != nil {
+		return err
+	}
+	if !last {
+		b.f = &File{Path: f.Path, Order: f.Order, Data: f.Data, Batch: f.Batch + 1}
+	}
+	return nil
+}
+
+// mayHoldMany reports whether a chunk could decode to more than one
+// Document (a `kind: List`, or a `...` end marker followed by another
+// document), so that Index does not depend on the filter.
+func mayHoldMany(data []byte) bool {
+	return bytes.Contains(data, []byte("List")) || bytes.Contains(data, []byte("\n..."))
+}
+
+// isMarker reports whether line (without its newline) is a `---` document
+// marker, and whether it carries content after the marker.
+func isMarker(line []byte) (marker, content bool) {
+	if len(line) < 3 || line[0] != '-' || line[1] != '-' || line[2] != '-' {
+		return false, false
+	}
+	rest := line[3:]
+	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\r' {
+		return false, false
+	}
+	rest = bytes.TrimSpace(rest)
+	return true, len(rest) > 0 && rest[0] != '#'
+}
+
+// split cuts f.Data into documents.
+func split(ctx context.Context, f *File, opts Options, emit func(*File) error) error {
+	b := &builder{ctx: ctx, f: f, opts: opts, emit: emit}
+	data := f.Data
+	start, startLine := 0, 1
+	line := 1
+	for pos := 0; pos < len(data); {
+		end := bytes.IndexByte(data[pos:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = pos + end + 1
+		}
+		if m, content := isMarker(trimEOL(data[pos:next])); m {
+			if pos > start {
+				if err := b.add(chunk{data[start:pos], start, startLine}); err != nil {
+					return err
+				}
+			}
+			if content {
+				start, startLine = pos, line
+			} else {
+				start, startLine = next, line+1
+			}
+		}
+		pos = next
+		line++
+	}
+	if len(data) > start {
+		if err := b.add(chunk{data[start:], start, startLine}); err != nil {
+			return err
+		}
+	}
+	return b.flush(true)
+}
+
+// stream cuts r into documents without holding more than one document's
+// bytes at a time.
+func stream(ctx context.Context, f *File, r io.Reader, opts Options, emit func(*File) error) error {
+	b := &builder{ctx: ctx, f: f, opts: opts, emit: emit}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf, long []byte
+	offset, start, startLine, line := 0, 0, 1, 1
+	for {
+		l, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: collect it whole.
+			long = append(long[:0], l...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				l, err = br.ReadSlice('\n')
+				long = append(long, l...)
+			}
+			l = long
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return emitReadErr(b.f, err, emit)
+		}
+		if len(l) > 0 {
+			if m, content := isMarker(trimEOL(l)); m {
+				if len(buf) > 0 {
+					if err := b.add(chunk{buf, start, startLine}); err != nil {
+						return err
+					}
+				}
+				buf = nil // the decoder may keep no reference, but a fresh buffer is cheap
+				if content {
+					start, startLine = offset, line
+					buf = append(buf, l...)
+				} else {
+					start, startLine = offset+len(l), line+1
+				}
+			} else {
+				buf = append(buf, l...)
+			}
+			offset += len(l)
+		}
+		line++
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	if len(buf) > 0 {
+		if err := b.add(chunk{buf, start, startLine}); err != nil {
+			return err
+		}
+	}
+	return b.flush(true)
+}
+
+func trimEOL(l []byte) []byte {
+	l = bytes.TrimSuffix(l, []byte("\n"))
+	return bytes.TrimSuffix(l, []byte("\r"))
+}
+
+// hasContent reports whether a document has anything but blank lines,
+// comments and directives.
+func hasContent(data []byte) bool {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		l := data
+		if i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		l = bytes.TrimSpace(l)
+		if len(l) == 0 || l[0] == '#' || l[0] == '%' {
+			continue
+		}
+		if bytes.Equal(l, []byte("...")) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// templateRE finds a Go template action where YAML structure is expected:
+// at the start of a line, after a sequence dash, or as an unquoted mapping
+// value. Actions inside quoted strings or text (Argo's "{{inputs.x}}",
+// `--epochs {{inputs.parameters.e}}`) are data, not templates.
+var templateRE = regexp.MustCompile(`(?m)^[ \t]*(?:-[ \t]+)*(?:[^\s"'#{][^"'#\n]*?:[ \t]+)?\{\{`)
+
+// templateLine returns the 1-based line (in data) of the first Go template
+// action that makes data a template rather than YAML.
+func templateLine(data []byte) (int, bool) {
+	if !bytes.Contains(data, []byte("{{")) {
+		return 0, false
+	}
+	loc := templateRE.FindIndex(data)
+	if loc == nil {
+		return 0, false
+	}
+	return bytes.Count(data[:loc[1]], []byte("\n")) + 1, true
+}
+
+// shift moves every node's line by delta: documents are decoded on their
+// own, but positions must be those of the file.
+func shift(n *yaml.Node, delta int) {
+	if delta == 0 {
+		return
+	}
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n.Line += delta
+		stack = append(stack, n.Content...)
+	}
+}
+
+var errLineRE = regexp.MustCompile(`line (\d+)`)
+
+// errorLine turns a decoder error into a file line and a message whose line
+// numbers are those of the file.
+func errorLine(err error, first int) (int, string) {
+	msg := err.Error()
+	line := first
+	found := false
+	msg = errLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(m[len("line "):])
+		abs := n + first - 1
+		if !found {
+			line, found = abs, true
+		}
+		return fmt.Sprintf("line %d", abs)
+	})
+	if len(msg) > 6 && msg[:6] == "yaml: " {
+		msg = msg[6:]
+	}
+	return line, msg
+}
