@@ -1,0 +1,562 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// Options steer Build.
+type Options struct {
+	Strategy   Strategy
+	Target     rules.Version
+	AllowLossy bool
+	// KeepNodeSelectors keeps the device-label hints that became selectors.
+	KeepNodeSelectors bool
+	// Force allows the extended-resource strategy on targets where the
+	// DRAExtendedResource gate is off by default.
+	Force bool
+	// ClaimsFile is the base name of a sibling file for new objects ("":
+	// right after the workload in its own file).
+	ClaimsFile string
+	// DeviceClassFile is where extended-resource DeviceClasses go.
+	DeviceClassFile string
+	// Kustomization returns the kustomization file in dir, or "". It is
+	// injected so that Build does no I/O.
+	Kustomization func(dir string) string
+	// Existing are objects already present in the input (kind, namespace,
+	// name): new names never collide with them.
+	Existing []ObjectRef
+	// Encoder builds the new objects.
+	Encoder Encoder
+}
+
+// ObjectRef names an object.
+type ObjectRef struct{ Kind, Namespace, Name string }
+
+// ExtendedResourceGA is the first target on which DRAExtendedResource is on
+// by default (beta in 1.36, GA in 1.37; reference dra.md §2.1).
+var ExtendedResourceGA = rules.Version{Major: 1, Minor: 36}
+
+// extendedResourceAPI is the first release with DeviceClass.extendedResourceName.
+var extendedResourceAPI = rules.Version{Major: 1, Minor: 34}
+
+// CheckStrategy refuses strategies the target cannot run.
+func CheckStrategy(s Strategy, target rules.Version, force bool) error {
+	switch s {
+	case Claims, Auto:
+		return nil
+	case ExtendedResource:
+		if target.Less(extendedResourceAPI) {
+			return fmt.Errorf("--strategy extended-resource needs DeviceClass.extendedResourceName, which Kubernetes %s does not have (1.34+)", target)
+		}
+		if target.Less(ExtendedResourceGA) && !force {
+			return fmt.Errorf("--strategy extended-resource: the DRAExtendedResource feature gate is off by default on Kubernetes %s (on from 1.36); enable it on kube-apiserver, kube-scheduler, kube-controller-manager and kubelet, then pass --force", target)
+		}
+		return nil
+	default:
+		return fmt.Errorf("unknown strategy %q: use claims, extended-resource or auto", s)
+	}
+}
+
+// pod is one pod template's findings and what the rules decided.
+type pod struct {
+	key      string
+	findings []inventory.Finding
+	res      rules.Resolution
+}
+
+// doc is one document's pod templates.
+type doc struct {
+	file  string
+	index int
+	pods  []*pod
+}
+
+// Build groups findings by pod template, resolves each, and turns the
+// decisions into a Plan. Problems in manifests become Diagnostics; an error
+// means the options themselves are wrong.
+func Build(findings []inventory.Finding, r Resolver, opts Options) (*Plan, error) {
+	if opts.Strategy == "" {
+		opts.Strategy = Claims
+	}
+	if err := CheckStrategy(opts.Strategy, opts.Target, opts.Force); err != nil {
+		return nil, err
+	}
+	p := &Plan{APIVersion: "kubedra.dev/v1alpha1", Kind: "ConversionPlan", Strategy: opts.Strategy,
+		Target: opts.Target.String(), Files: []*FilePlan{}, Diagnostics: []Diagnostic{}}
+	b := &builder{opts: opts, plan: p, names: map[ObjectRef]string{}, files: map[string]*FilePlan{}}
+	for _, o := range opts.Existing {
+		b.names[o] = "\x00existing"
+	}
+
+	var docs []*doc
+	docByKey := map[string]*doc{}
+	podByKey := map[string]*pod{}
+	for _, f := range findings {
+		k := Key(f)
+		pd := podByKey[k]
+		if pd == nil {
+			pd = &pod{key: k}
+			podByKey[k] = pd
+			dk := f.Origin.Path + "\x00" + fmt.Sprint(f.Origin.Index)
+			d := docByKey[dk]
+			if d == nil {
+				d = &doc{file: f.Origin.Path, index: f.Origin.Index}
+				docByKey[dk] = d
+				docs = append(docs, d)
+			}
+			d.pods = append(d.pods, pd)
+		}
+		pd.findings = append(pd.findings, f)
+	}
+	ropts := rules.Options{Target: opts.Target, AllowLossy: opts.AllowLossy}
+	for _, d := range docs {
+		for _, pd := range d.pods {
+			rp := rules.Pod{Hints: pd.findings[0].Hints}
+			for _, f := range pd.findings {
+				rp.Requests = append(rp.Requests, rules.PodRequest{Container: f.Container, ContainerIndex: f.ContainerIndex,
+					ContainerType: f.ContainerType, Resource: f.Resource, Quantity: f.Quantity()})
+			}
+			res, err := r.Resolve(rp, ropts)
+			if err != nil {
+				res = rules.Resolution{}
+				for range pd.findings {
+					res.Decisions = append(res.Decisions, rules.Decision{Status: rules.Unmapped, Claim: -1, Reason: err.Error()})
+				}
+			}
+			pd.res = res
+		}
+		if err := b.doc(d); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.DeviceClasses) > 0 {
+		p.DeviceClassFile = opts.DeviceClassFile
+	}
+	return p, nil
+}
+
+type builder struct {
+	opts  Options
+	plan  *Plan
+	names map[ObjectRef]string // taken object names -> owner
+	files map[string]*FilePlan
+	erns  map[string]bool // extendedResourceNames already given a DeviceClass
+}
+
+func (b *builder) diag(sev Severity, f inventory.Finding, msg, fix string) {
+	b.plan.Diagnostics = append(b.plan.Diagnostics, Diagnostic{Severity: sev, File: f.Origin.Path, Line: f.Line,
+		Object: f.Kind + "/" + f.Name, Container: f.Container, Resource: f.Resource, Message: msg, Fix: fix})
+}
+
+func (b *builder) filePlan(path string) *FilePlan {
+	fp := b.files[path]
+	if fp == nil {
+		fp = &FilePlan{Path: path}
+		b.files[path] = fp
+		b.plan.Files = append(b.plan.Files, fp)
+	}
+	return fp
+}
+
+// doc plans one document.
+func (b *builder) doc(d *doc) error {
+	first := d.pods[0].findings[0]
+	dp := &DocPlan{Line: first.Line, ListIndex: first.Origin.ListIndex, APIVersion: first.APIVersion, Kind: first.Kind,
+		Name: first.Name, Namespace: first.Namespace}
+	object := first.Kind + "/" + first.Name
+
+	// Report what will not move, and keep the pods that have something to do.
+	var active []*pod
+	for _, pd := range d.pods {
+		f0 := pd.findings[0]
+		if f0.Ignore != "" {
+			for _, f := range pd.findings {
+				b.diag(Info, f, "ignored: "+f.Ignore, "")
+			}
+			continue
+		}
+		if f0.IgnoreInvalid {
+			for _, f := range pd.findings {
+				b.diag(Warning, f, "kubedra.io/ignore annotation has no reason; the workload is left unchanged", "give the reason as the annotation value")
+			}
+			continue
+		}
+		if f0.Generic {
+			for _, f := range pd.findings {
+				b.diag(Warning, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
+					"add a templatePaths entry for the kind in a rules file (--rules) to migrate it")
+			}
+			continue
+		}
+		mapped := false
+		for i, f := range pd.findings {
+			dec := decision(pd.res, i)
+			switch {
+			case dec.Claim >= 0 && dec.Claim < len(pd.res.Claims):
+				mapped = true
+				if dec.Status == rules.Lossy {
+					b.diag(Warning, f, "lossy mapping applied (--allow-lossy): "+dec.Loss, "")
+				}
+			case dec.Status == rules.Lossy:
+				b.diag(Warning, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
+			case dec.Status == rules.DRABacked:
+				b.diag(Info, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
+			default:
+				b.diag(Warning, f, "left unchanged: no rule maps "+f.Resource+suffix(dec.Reason), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
+			}
+		}
+		if mapped {
+			active = append(active, pd)
+		}
+	}
+	if len(active) == 0 {
+		return nil
+	}
+
+	strategy, why := b.choose(active)
+	if b.opts.Strategy == Auto || strategy != b.opts.Strategy {
+		b.plan.Workloads = append(b.plan.Workloads, WorkloadChoice{File: first.Origin.Path, Line: first.Line, Object: object, Strategy: strategy, Why: why})
+	}
+	if strategy == ExtendedResource {
+		return b.extended(active)
+	}
+	if b.opts.Strategy == ExtendedResource {
+		// Explicit extended-resource strategy, but this workload needs claims.
+		for _, pd := range active {
+			for i, f := range pd.findings {
+				if decision(pd.res, i).Claim >= 0 {
+					b.diag(Warning, f, "left unchanged: --strategy extended-resource cannot serve it: "+why, "use --strategy claims or auto for this workload")
+				}
+			}
+		}
+		return nil
+	}
+	return b.claims(d, dp, active)
+}
+
+// choose picks the strategy for one workload and says why.
+func (b *builder) choose(pods []*pod) (Strategy, string) {
+	if b.opts.Strategy == Claims {
+		return Claims, ""
+	}
+	var needs []string
+	add := func(s string) {
+		if !slices.Contains(needs, s) {
+			needs = append(needs, s)
+		}
+	}
+	for _, pd := range pods {
+		if len(pd.res.UsedHints) > 0 && !b.opts.KeepNodeSelectors {
+			add("node selectors become CEL selectors")
+		}
+		for i := range pd.findings {
+			dec := decision(pd.res, i)
+			if dec.Claim < 0 || dec.Claim >= len(pd.res.Claims) {
+				continue
+			}
+			c := pd.res.Claims[dec.Claim]
+			switch {
+			case c.Shared:
+				add("a shared claim")
+			case len(c.Spec.Devices.Constraints) > 0:
+				add("a topology constraint")
+			case strings.HasPrefix(dec.DeviceClass, "mig."):
+				add("a MIG profile")
+			case len(dec.Selectors) > 0:
+				add("device selectors")
+			case !dec.ExtendedResource:
+				add("no DeviceClass serves " + pd.findings[i].Resource + " by extendedResourceName")
+			}
+		}
+	}
+	if len(needs) > 0 {
+		return Claims, "needs " + strings.Join(needs, ", ")
+	}
+	if b.opts.Strategy == Auto && b.opts.Target.Less(ExtendedResourceGA) && !b.opts.Force {
+		return Claims, fmt.Sprintf("only a count is needed, but DRAExtendedResource is off by default on %s", b.opts.Target)
+	}
+	return ExtendedResource, "only a count is needed: a DeviceClass with extendedResourceName serves the request unchanged"
+}
+
+// extended records the DeviceClasses a workload needs under KEP-5004.
+func (b *builder) extended(pods []*pod) error {
+	if b.erns == nil {
+		b.erns = map[string]bool{}
+	}
+	for _, pd := range pods {
+		for i, f := range pd.findings {
+			dec := decision(pd.res, i)
+			if dec.Claim < 0 {
+				continue
+			}
+			ern := or(dec.ExtendedResourceName, f.Resource)
+			if b.erns[ern] {
+				continue
+			}
+			b.erns[ern] = true
+			dec.ExtendedResourceName = ern
+			if b.opts.Encoder == nil {
+				return fmt.Errorf("no encoder for DeviceClasses")
+			}
+			n, err := b.opts.Encoder.DeviceClass(dec, b.opts.Target)
+			if err != nil {
+				b.diag(Error, f, "encoding DeviceClass: "+err.Error(), "")
+				continue
+			}
+			b.plan.DeviceClasses = append(b.plan.DeviceClasses, &Object{Kind: "DeviceClass", Name: n.GetName(), Node: n})
+		}
+	}
+	return nil
+}
+
+// claims plans the claim rewrite of one document.
+func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
+	first := pods[0].findings[0]
+	type made struct {
+		claim   rules.Claim
+		objName string
+	}
+	var objects []made
+	multi := len(pods) > 1
+	for _, pd := range pods {
+		pe := PodEdit{Path: pd.findings[0].PodTemplatePath}
+		podClaim := map[int]string{} // claim index -> pod claim name
+		for ci, c := range pd.res.Claims {
+			used := false
+			for i := range pd.findings {
+				if decision(pd.res, i).Claim == ci {
+					used = true
+				}
+			}
+			if !used {
+				continue
+			}
+			// Identical claims of one workload share one object.
+			objName := ""
+			for _, m := range objects {
+				if m.claim.Shared == c.Shared && m.claim.Name == c.Name && reflect.DeepEqual(m.claim.Spec, c.Spec) {
+					objName = m.objName
+				}
+			}
+			kind := "ResourceClaimTemplate"
+			if c.Shared {
+				kind = "ResourceClaim"
+			}
+			if objName == "" {
+				base := first.Name + "-" + c.Name
+				if multi {
+					if q := qualifier(pe.Path); q != "" {
+						base = first.Name + "-" + q + "-" + c.Name
+					}
+				}
+				objName = b.name(ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, Key(pd.findings[0])+"\x00"+c.Name, first.Kind)
+				var obj *Object
+				if b.opts.Encoder == nil {
+					return fmt.Errorf("no encoder for claims")
+				}
+				enc := b.opts.Encoder.ClaimTemplate
+				if c.Shared {
+					enc = b.opts.Encoder.Claim
+				}
+				n, err := enc(objName, first.Namespace, c, b.opts.Target)
+				if err != nil {
+					for _, f := range pd.findings {
+						b.diag(Error, f, "left unchanged: encoding the claim: "+err.Error(), "")
+					}
+					return nil
+				}
+				obj = &Object{Kind: kind, Name: objName, Namespace: first.Namespace, Node: n}
+				dp.Objects = append(dp.Objects, obj)
+				objects = append(objects, made{claim: c, objName: objName})
+			}
+			pc := PodClaim{Name: c.Name}
+			if c.Shared {
+				pc.ResourceClaimName = objName
+			} else {
+				pc.ResourceClaimTemplateName = objName
+			}
+			pe.ResourceClaims = append(pe.ResourceClaims, pc)
+			podClaim[ci] = c.Name
+		}
+		// Containers, in order of appearance.
+		for i, f := range pd.findings {
+			dec := decision(pd.res, i)
+			if dec.Claim < 0 || dec.Claim >= len(pd.res.Claims) {
+				continue
+			}
+			ce := containerEdit(&pe, f)
+			if !slices.Contains(ce.Remove, f.Resource) {
+				ce.Remove = append(ce.Remove, f.Resource)
+			}
+			cc := ContainerClaim{Name: podClaim[dec.Claim]}
+			if len(pd.res.Claims[dec.Claim].Spec.Devices.Requests) > 1 {
+				cc.Request = dec.Request
+			}
+			if !slices.Contains(ce.Claims, cc) {
+				ce.Claims = append(ce.Claims, cc)
+			}
+		}
+		if !b.opts.KeepNodeSelectors {
+			hints := pd.findings[0].Hints
+			for _, h := range pd.res.UsedHints {
+				if h >= 0 && h < len(hints) {
+					pe.RemoveHints = append(pe.RemoveHints, hints[h])
+				}
+			}
+		}
+		dp.Pods = append(dp.Pods, pe)
+	}
+	fp := b.filePlan(d.file)
+	fp.Docs = append(fp.Docs, dp)
+	if d.file != "-" && d.file != "" && len(dp.Objects) > 0 {
+		name := b.opts.ClaimsFile
+		if name == "" && strings.EqualFold(filepath.Ext(d.file), ".json") {
+			// A JSON file holds one object: new objects go beside it.
+			name = strings.TrimSuffix(filepath.Base(d.file), filepath.Ext(d.file)) + "-claims.yaml"
+		}
+		if name != "" {
+			dir := filepath.Dir(d.file)
+			fp.ClaimsFile = filepath.Join(dir, name)
+			if b.opts.Kustomization != nil {
+				fp.Kustomization = b.opts.Kustomization(dir)
+			}
+		}
+	}
+	return nil
+}
+
+func containerEdit(pe *PodEdit, f inventory.Finding) *ContainerEdit {
+	for i := range pe.Containers {
+		c := &pe.Containers[i]
+		if c.Type == f.ContainerType && c.Index == f.ContainerIndex && c.Name == f.Container {
+			return c
+		}
+	}
+	pe.Containers = append(pe.Containers, ContainerEdit{Type: f.ContainerType, Name: f.Container, Index: f.ContainerIndex,
+		Remove: []string{}, Claims: []ContainerClaim{}})
+	return &pe.Containers[len(pe.Containers)-1]
+}
+
+func decision(res rules.Resolution, i int) rules.Decision {
+	if i < len(res.Decisions) {
+		return res.Decisions[i]
+	}
+	return rules.Decision{Status: rules.Unmapped, Claim: -1, Reason: "the rules gave no decision"}
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9.-]+`)
+
+// qualifier turns the part of a pod template path that tells several pod
+// templates of one workload apart (spec.pytorchReplicaSpecs.Worker.template.spec
+// -> "worker") into a name part.
+func qualifier(path string) string {
+	parts := splitPath(path)
+	var keep []string
+	for _, p := range parts {
+		switch p {
+		case "spec", "template", "jobTemplate":
+			continue
+		}
+		keep = append(keep, p)
+	}
+	if len(keep) == 0 {
+		return ""
+	}
+	// The most specific part: the replica name or list index.
+	return dnsName(keep[len(keep)-1], 40)
+}
+
+// splitPath splits a kyaml field path on unescaped dots, dropping list
+// indexes.
+func splitPath(path string) []string {
+	var parts []string
+	var cur strings.Builder
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '\\' && i+1 < len(path):
+			i++
+			cur.WriteByte(path[i])
+		case c == '.':
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	parts = append(parts, cur.String())
+	for i, p := range parts {
+		if j := strings.IndexByte(p, '['); j > 0 {
+			parts[i] = p[:j] + "-" + strings.Trim(p[j:], "[]")
+		}
+	}
+	return parts
+}
+
+// dnsName lower-cases s, replaces what a DNS subdomain cannot hold, and
+// shortens it to max characters with a hash suffix so that distinct inputs
+// stay distinct.
+func dnsName(s string, max int) string {
+	n := nonDNS.ReplaceAllString(strings.ToLower(s), "-")
+	n = strings.Trim(n, "-.")
+	for strings.Contains(n, "..") || strings.Contains(n, "-.") || strings.Contains(n, ".-") {
+		n = strings.NewReplacer("..", ".", "-.", "-", ".-", "-").Replace(n)
+	}
+	if n == "" {
+		n = "workload"
+	}
+	if len(n) > max {
+		h := sha256.Sum256([]byte(s))
+		n = strings.TrimRight(n[:max-9], "-.") + "-" + hex.EncodeToString(h[:4])
+	}
+	return n
+}
+
+// MaxNameLength is the longest object name (a DNS subdomain).
+const MaxNameLength = 253
+
+// name returns a free, valid object name close to want.Name and reserves
+// it for owner. A name taken by another owner gets the workload kind, then
+// a hash of the owner, appended.
+func (b *builder) name(want ObjectRef, owner, kind string) string {
+	base := dnsName(want.Name, MaxNameLength)
+	candidates := []string{base, dnsName(want.Name+"-"+strings.ToLower(kind), MaxNameLength)}
+	h := sha256.Sum256([]byte(owner))
+	candidates = append(candidates, dnsName(want.Name+"-"+hex.EncodeToString(h[:4]), MaxNameLength))
+	for i := 0; ; i++ {
+		var c string
+		if i < len(candidates) {
+			c = candidates[i]
+		} else {
+			c = dnsName(fmt.Sprintf("%s-%d", want.Name, i), MaxNameLength)
+		}
+		ref := ObjectRef{Kind: want.Kind, Namespace: want.Namespace, Name: c}
+		if o, ok := b.names[ref]; !ok || o == owner {
+			b.names[ref] = owner
+			return c
+		}
+	}
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}

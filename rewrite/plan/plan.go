@@ -1,0 +1,163 @@
+package plan
+
+import (
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rules"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Strategy says how migrate moves a workload to DRA.
+type Strategy string
+
+// Strategies.
+const (
+	// Claims rewrites workloads to ResourceClaimTemplates (the default).
+	Claims Strategy = "claims"
+	// ExtendedResource leaves workloads unchanged and emits DeviceClasses
+	// with extendedResourceName (KEP-5004, DRAExtendedResource).
+	ExtendedResource Strategy = "extended-resource"
+	// Auto chooses per workload: extended-resource when only a count is
+	// needed and the target has the gate on, else claims.
+	Auto Strategy = "auto"
+)
+
+// Severity of a Diagnostic.
+type Severity string
+
+// Severities, as in kyaml fn/framework results.
+const (
+	Info    Severity = "info"
+	Warning Severity = "warning"
+	Error   Severity = "error"
+)
+
+// Diagnostic says what migrate did not do, and why, at a place in a file.
+type Diagnostic struct {
+	Severity Severity `yaml:"severity" json:"severity"`
+	File     string   `yaml:"file" json:"file"`
+	Line     int      `yaml:"line,omitempty" json:"line,omitempty"`
+	// Object is "Kind/name" of the workload, when there is one.
+	Object    string `yaml:"object,omitempty" json:"object,omitempty"`
+	Container string `yaml:"container,omitempty" json:"container,omitempty"`
+	Resource  string `yaml:"resource,omitempty" json:"resource,omitempty"`
+	// Message says what happened and why; Fix what the user can do.
+	Message string `yaml:"message" json:"message"`
+	Fix     string `yaml:"fix,omitempty" json:"fix,omitempty"`
+}
+
+// Plan is every edit migrate makes, as data. It is built from findings and
+// rules decisions (Build) and applied by package rewrite; `migrate --plan`
+// prints it.
+type Plan struct {
+	APIVersion string           `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string           `yaml:"kind" json:"kind"`
+	Strategy   Strategy         `yaml:"strategy" json:"strategy"`
+	Target     string           `yaml:"targetVersion" json:"targetVersion"`
+	Files      []*FilePlan      `yaml:"files" json:"files"`
+	Workloads  []WorkloadChoice `yaml:"workloads,omitempty" json:"workloads,omitempty"`
+	// DeviceClasses are emitted for the extended-resource strategy into
+	// DeviceClassFile.
+	DeviceClasses   []*Object    `yaml:"deviceClasses,omitempty" json:"deviceClasses,omitempty"`
+	DeviceClassFile string       `yaml:"deviceClassFile,omitempty" json:"deviceClassFile,omitempty"`
+	Diagnostics     []Diagnostic `yaml:"diagnostics" json:"diagnostics"`
+}
+
+// WorkloadChoice records the strategy used for one workload and why
+// (shown in the summary for --strategy auto).
+type WorkloadChoice struct {
+	File     string   `yaml:"file" json:"file"`
+	Line     int      `yaml:"line" json:"line"`
+	Object   string   `yaml:"object" json:"object"`
+	Strategy Strategy `yaml:"strategy" json:"strategy"`
+	Why      string   `yaml:"why" json:"why"`
+}
+
+// FilePlan is the edits to one input file.
+type FilePlan struct {
+	Path string     `yaml:"path" json:"path"`
+	Docs []*DocPlan `yaml:"documents,omitempty" json:"documents,omitempty"`
+	// ClaimsFile, when set, is the sibling file (same folder) that receives
+	// the new objects instead of the workload's own file.
+	ClaimsFile string `yaml:"claimsFile,omitempty" json:"claimsFile,omitempty"`
+	// Kustomization is the kustomization file in the same folder that gains
+	// ClaimsFile in its resources.
+	Kustomization string `yaml:"kustomization,omitempty" json:"kustomization,omitempty"`
+}
+
+// DocPlan is the edits to one document (or one item of a `kind: List`).
+type DocPlan struct {
+	// Line is a line inside the document (the first finding's resource key):
+	// rewrite locates the document by it, then checks Kind and Name.
+	Line       int    `yaml:"line" json:"line"`
+	ListIndex  int    `yaml:"listIndex" json:"listIndex"`
+	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string `yaml:"kind" json:"kind"`
+	Name       string `yaml:"name" json:"name"`
+	Namespace  string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	Pods       []PodEdit `yaml:"podTemplates" json:"podTemplates"`
+	// Objects are the new ResourceClaimTemplates (or shared ResourceClaims)
+	// placed right after the document, or in FilePlan.ClaimsFile.
+	Objects []*Object `yaml:"objects,omitempty" json:"objects,omitempty"`
+}
+
+// PodEdit is the edits to one pod template.
+type PodEdit struct {
+	// Path is the pod spec inside the document, e.g. spec.template.spec.
+	Path           string          `yaml:"path" json:"path"`
+	ResourceClaims []PodClaim      `yaml:"resourceClaims" json:"resourceClaims"`
+	Containers     []ContainerEdit `yaml:"containers" json:"containers"`
+	// RemoveHints are the scheduling hints that became CEL selectors.
+	RemoveHints []inventory.Hint `yaml:"removeHints,omitempty" json:"removeHints,omitempty"`
+}
+
+// PodClaim is one new pod.spec.resourceClaims entry.
+type PodClaim struct {
+	Name                      string `yaml:"name" json:"name"`
+	ResourceClaimTemplateName string `yaml:"resourceClaimTemplateName,omitempty" json:"resourceClaimTemplateName,omitempty"`
+	ResourceClaimName         string `yaml:"resourceClaimName,omitempty" json:"resourceClaimName,omitempty"`
+}
+
+// ContainerEdit is the edits to one container.
+type ContainerEdit struct {
+	Type  inventory.ContainerType `yaml:"type" json:"type"`
+	Name  string                  `yaml:"name" json:"name"`
+	Index int                     `yaml:"index" json:"index"`
+	// Remove are the extended-resource keys that leave limits and requests.
+	Remove []string `yaml:"remove" json:"remove"`
+	// Claims are the new resources.claims entries.
+	Claims []ContainerClaim `yaml:"claims" json:"claims"`
+}
+
+// ContainerClaim is one container resources.claims entry.
+type ContainerClaim struct {
+	Name    string `yaml:"name" json:"name"`
+	Request string `yaml:"request,omitempty" json:"request,omitempty"`
+}
+
+// Object is a new Kubernetes object migrate adds.
+type Object struct {
+	Kind      string `yaml:"kind" json:"kind"`
+	Name      string `yaml:"name" json:"name"`
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	// Node is the encoded object.
+	Node *yaml.RNode `yaml:"-" json:"-"`
+}
+
+// MarshalYAML prints the whole object.
+func (o *Object) MarshalYAML() (any, error) {
+	if o.Node == nil {
+		return map[string]string{"kind": o.Kind, "name": o.Name, "namespace": o.Namespace}, nil
+	}
+	return o.Node.YNode(), nil
+}
+
+// Encoder turns claims and device classes into objects for a target
+// version. The rules package provides the real one.
+type Encoder interface {
+	ClaimTemplate(name, namespace string, claim rules.Claim, target rules.Version) (*yaml.RNode, error)
+	Claim(name, namespace string, claim rules.Claim, target rules.Version) (*yaml.RNode, error)
+	DeviceClass(d rules.Decision, target rules.Version) (*yaml.RNode, error)
+}
+
+// Changed reports whether the file plan edits or adds anything.
+func (fp *FilePlan) Changed() bool { return len(fp.Docs) > 0 }
