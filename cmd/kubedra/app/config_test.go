@@ -1,0 +1,184 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rewrite/plan"
+)
+
+func envStreams(wd string, env map[string]string) IOStreams {
+	return IOStreams{
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Getwd:     func() (string, error) { return wd, nil },
+	}
+}
+
+func TestLoadConfigDiscovery(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sub := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, ConfigFileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
+	other := filepath.Join(root, "other.yaml")
+	write(t, other, "failOn: lossy\n")
+
+	tests := []struct {
+		name     string
+		wd       string
+		explicit string
+		env      map[string]string
+		wantPath string
+		wantFail string
+		wantErr  string
+	}{
+		{name: "in working folder", wd: root, wantPath: filepath.Join(root, ConfigFileName), wantFail: "unmapped"},
+		{name: "found above", wd: sub, wantPath: filepath.Join(root, ConfigFileName), wantFail: "unmapped"},
+		{name: "none found", wd: t.TempDir()},
+		{name: "env names file", wd: sub, env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: other, wantFail: "lossy"},
+		{name: "flag beats env", wd: sub, explicit: filepath.Join(root, ConfigFileName), env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: filepath.Join(root, ConfigFileName), wantFail: "unmapped"},
+		{name: "none disables", wd: sub, env: map[string]string{"KUBEDRA_CONFIG": "none"}},
+		{name: "relative to working folder", wd: root, explicit: "other.yaml", wantPath: other, wantFail: "lossy"},
+		{name: "missing explicit file", wd: root, explicit: "nope.yaml", wantErr: "reading config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := LoadConfig(envStreams(tt.wd, tt.env), tt.explicit)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Path != tt.wantPath || cfg.FailOn != tt.wantFail {
+				t.Errorf("got path %q failOn %q, want %q %q", cfg.Path, cfg.FailOn, tt.wantPath, tt.wantFail)
+			}
+		})
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, in, want string }{
+		{"unknown key", "fail_on: any\n", "unknown field"},
+		{"ignore without reason", "ignore:\n- kind: Job\n", "reason is required"},
+		{"ignore matching everything", "ignore:\n- reason: x\n", "at least one of"},
+		{"bad glob", "ignore:\n- name: '[a'\n  reason: x\n", "pattern"},
+		{"wrong kind", "kind: Foo\n", "want Config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseConfig([]byte(tt.in))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestApplyDefaultsPrecedence: flags > KUBEDRA_* > .kubedra.yaml > built-in default.
+func TestApplyDefaultsPrecedence(t *testing.T) {
+	t.Parallel()
+	tru := true
+	cfg := &Config{Path: "/repo/.kubedra.yaml", FailOn: "lossy", Target: "1.33", Rules: []string{"r.yaml", "/abs/s.yaml"}, AllowLossy: &tru}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want map[string]string
+	}{
+		{name: "file only", want: map[string]string{"fail-on": "lossy", "target": "1.33", "rules": "[/repo/r.yaml,/abs/s.yaml]", "allow-lossy": "true", "output": "table"}},
+		{name: "env beats file", env: map[string]string{"KUBEDRA_FAIL_ON": "unmapped", "KUBEDRA_RULES": "a.yaml, b.yaml", "KUBEDRA_OUTPUT": "sarif"},
+			want: map[string]string{"fail-on": "unmapped", "target": "1.33", "rules": "[a.yaml,b.yaml]", "allow-lossy": "true", "output": "sarif"}},
+		{name: "flag beats env", args: []string{"--fail-on=any", "--rules=c.yaml"}, env: map[string]string{"KUBEDRA_FAIL_ON": "unmapped", "KUBEDRA_RULES": "a.yaml"},
+			want: map[string]string{"fail-on": "any", "target": "1.33", "rules": "[c.yaml]", "allow-lossy": "true", "output": "table"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			fs.String("fail-on", "any", "")
+			fs.String("target", "1.34", "")
+			fs.StringArray("rules", nil, "")
+			fs.Bool("allow-lossy", false, "")
+			fs.StringP("output", "o", "table", "")
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := ApplyDefaults(fs, envStreams("/", tt.env), cfg); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			fs.VisitAll(func(f *pflag.Flag) { got[f.Name] = f.Value.String() })
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestApplyDefaultsBadEnv(t *testing.T) {
+	t.Parallel()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.Bool("allow-lossy", false, "")
+	err := ApplyDefaults(fs, envStreams("/", map[string]string{"KUBEDRA_ALLOW_LOSSY": "maybe"}), nil)
+	if err == nil || !strings.Contains(err.Error(), "KUBEDRA_ALLOW_LOSSY") {
+		t.Errorf("err = %v, want one naming KUBEDRA_ALLOW_LOSSY", err)
+	}
+}
+
+func TestApplyIgnores(t *testing.T) {
+	t.Parallel()
+	cfg := &Config{Path: "/repo/.kubedra.yaml", Ignore: []IgnoreRule{
+		{Path: "charts/**/templates/*.yaml", Reason: "rendered by helm"},
+		{Kind: "cronjob", Name: "nightly-*", Reason: "batch keeps the plugin"},
+		{Resource: "xilinx.com/*", Namespace: "fpga", Reason: "no DRA driver"},
+	}}
+	item := func(file, kind, ns, name, res string) plan.Item {
+		return plan.Item{File: file, Finding: inventory.Finding{Kind: kind, Namespace: ns, Name: name, Resource: res}}
+	}
+	items := []plan.Item{
+		item("charts/gpu/templates/job.yaml", "Job", "", "a", "nvidia.com/gpu"),
+		item("charts/templates/job.yaml", "Job", "", "a", "nvidia.com/gpu"), // ** matches zero folders
+		item("sub/charts/x/templates/job.yaml", "Job", "", "a", "nvidia.com/gpu"),
+		item("deploy/cron.yaml", "CronJob", "", "nightly-train", "nvidia.com/gpu"),
+		item("deploy/cron.yaml", "CronJob", "", "nightly-b", "nvidia.com/gpu"), // annotation wins
+		item("deploy/fpga.yaml", "Job", "fpga", "s", "xilinx.com/u250"),
+		item("deploy/fpga.yaml", "Job", "other", "s", "xilinx.com/u250"),
+		item("-", "Job", "", "a", "nvidia.com/gpu"),
+	}
+	items[4].Ignored = "annotation reason"
+	cfg.ApplyIgnores(items, "/repo")
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Ignored)
+	}
+	want := []string{"rendered by helm (.kubedra.yaml)", "rendered by helm (.kubedra.yaml)", "", "batch keeps the plugin (.kubedra.yaml)",
+		"annotation reason", "no DRA driver (.kubedra.yaml)", "", ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func write(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
