@@ -253,8 +253,12 @@ type junitShape struct {
 				Message *string `xml:"message,attr"`
 				Type    *string `xml:"type,attr"`
 			} `xml:"failure"`
-			Error   []struct{ Message *string `xml:"message,attr"` } `xml:"error"`
-			Skipped []struct{ Message *string `xml:"message,attr"` } `xml:"skipped"`
+			Error []struct {
+				Message *string `xml:"message,attr"`
+			} `xml:"error"`
+			Skipped []struct {
+				Message *string `xml:"message,attr"`
+			} `xml:"skipped"`
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
