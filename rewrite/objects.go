@@ -3,8 +3,8 @@ package rewrite
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )

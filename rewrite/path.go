@@ -165,4 +165,3 @@ func removeHints(root *yaml.RNode, hints []inventory.Hint) error {
 	}
 	return nil
 }
-

@@ -3,8 +3,8 @@ package rewrite
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 

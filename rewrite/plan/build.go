@@ -224,7 +224,7 @@ func (b *builder) doc(d *doc) error {
 	}
 
 	strategy, why := b.choose(active)
-	if b.opts.Strategy == Auto || strategy != b.opts.Strategy {
+	if b.opts.Strategy == Auto {
 		b.plan.Workloads = append(b.plan.Workloads, WorkloadChoice{File: first.Origin.Path, Line: first.Line, Object: object, Strategy: strategy, Why: why})
 	}
 	if strategy == ExtendedResource {
@@ -327,7 +327,16 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 		objName string
 	}
 	var objects []made
-	multi := len(pods) > 1
+	// A claim name whose claims differ between pod templates of this
+	// workload needs the pod template in the object name.
+	distinct := map[string][]rules.Claim{}
+	for _, pd := range pods {
+		for _, c := range pd.res.Claims {
+			if !slices.ContainsFunc(distinct[c.Name], func(o rules.Claim) bool { return sameClaim(o, c) }) {
+				distinct[c.Name] = append(distinct[c.Name], c)
+			}
+		}
+	}
 	for _, pd := range pods {
 		pe := PodEdit{Path: pd.findings[0].PodTemplatePath}
 		podClaim := map[int]string{} // claim index -> pod claim name
@@ -344,7 +353,7 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 			// Identical claims of one workload share one object.
 			objName := ""
 			for _, m := range objects {
-				if m.claim.Shared == c.Shared && m.claim.Name == c.Name && reflect.DeepEqual(m.claim.Spec, c.Spec) {
+				if sameClaim(m.claim, c) {
 					objName = m.objName
 				}
 			}
@@ -354,7 +363,7 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 			}
 			if objName == "" {
 				base := first.Name + "-" + c.Name
-				if multi {
+				if len(distinct[c.Name]) > 1 {
 					if q := qualifier(pe.Path); q != "" {
 						base = first.Name + "-" + q + "-" + c.Name
 					}
@@ -435,6 +444,10 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 	return nil
 }
 
+func sameClaim(a, b rules.Claim) bool {
+	return a.Shared == b.Shared && a.Name == b.Name && reflect.DeepEqual(a.Spec, b.Spec)
+}
+
 func containerEdit(pe *PodEdit, f inventory.Finding) *ContainerEdit {
 	for i := range pe.Containers {
 		c := &pe.Containers[i]
@@ -496,7 +509,11 @@ func splitPath(path string) []string {
 	parts = append(parts, cur.String())
 	for i, p := range parts {
 		if j := strings.IndexByte(p, '['); j > 0 {
-			parts[i] = p[:j] + "-" + strings.Trim(p[j:], "[]")
+			idx := strings.Trim(p[j:], "[]")
+			if _, v, ok := strings.Cut(idx, "="); ok {
+				idx = v // [name=gpu-group] -> gpu-group
+			}
+			parts[i] = p[:j] + "-" + idx
 		}
 	}
 	return parts

@@ -88,12 +88,12 @@ type FilePlan struct {
 type DocPlan struct {
 	// Line is a line inside the document (the first finding's resource key):
 	// rewrite locates the document by it, then checks Kind and Name.
-	Line       int    `yaml:"line" json:"line"`
-	ListIndex  int    `yaml:"listIndex" json:"listIndex"`
-	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
-	Kind       string `yaml:"kind" json:"kind"`
-	Name       string `yaml:"name" json:"name"`
-	Namespace  string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	Line       int       `yaml:"line" json:"line"`
+	ListIndex  int       `yaml:"listIndex" json:"listIndex"`
+	APIVersion string    `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string    `yaml:"kind" json:"kind"`
+	Name       string    `yaml:"name" json:"name"`
+	Namespace  string    `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	Pods       []PodEdit `yaml:"podTemplates" json:"podTemplates"`
 	// Objects are the new ResourceClaimTemplates (or shared ResourceClaims)
 	// placed right after the document, or in FilePlan.ClaimsFile.
