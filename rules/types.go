@@ -47,6 +47,12 @@ type Options struct {
 	// AllowLossy applies documented lossy mappings (Decision.Claim >= 0 for
 	// lossy requests); without it lossy requests are left as they are.
 	AllowLossy bool
+	// Share maps sharing resources (time-slicing, MPS: nvidia.com/gpu.shared,
+	// nvidia.com/gpu on nodes with a sharing strategy) to one named,
+	// shared ResourceClaim with the driver's sharing configuration
+	// (Claim.Shared) instead of an exclusive per-pod claim. Both forms are
+	// lossy. Added by the rules helper (issue 3).
+	Share bool
 }
 
 // RuleRef names the rule that decided a request.

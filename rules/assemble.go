@@ -1,0 +1,411 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// applied reports whether a request gets a claim under opts.
+func applied(st *reqState, opts Options) bool {
+	if st.m == nil || st.base == "" || st.base == "-attached" {
+		return false
+	}
+	return st.d.Status == Mappable || st.d.Status == Lossy && opts.AllowLossy
+}
+
+// assemble builds the claims: one per-pod claim with a request per container
+// request, plus one shared claim per sharing group, and topology
+// constraints per container.
+func (s *Set) assemble(pod Pod, opts Options, states []*reqState) Resolution {
+	res := Resolution{Decisions: make([]Decision, len(states))}
+	perPod := -1
+	var podReqs []int // indexes into states of per-pod requests
+	shared := map[string]int{}
+	for i, st := range states {
+		if !applied(st, opts) {
+			continue
+		}
+		if st.shared {
+			ci, ok := shared[st.claimBase]
+			if !ok {
+				ci = len(res.Claims)
+				shared[st.claimBase] = ci
+				c := Claim{Name: dnsLabel(st.claimBase), Shared: true}
+				c.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: dnsLabel(st.base), Exactly: st.spec.DeepCopy()}}
+				cfg := st.m.r.Sharing.Config
+				c.Spec.Devices.Config = append(c.Spec.Devices.Config, opaque([]string{dnsLabel(st.base)}, cfg))
+				res.Claims = append(res.Claims, c)
+			}
+			c := &res.Claims[ci]
+			if e := c.Spec.Devices.Requests[0].Exactly; e.Count < st.spec.Count {
+				e.Count = st.spec.Count
+			}
+			st.d.Claim, st.d.Request = ci, c.Spec.Devices.Requests[0].Name
+			continue
+		}
+		if perPod < 0 {
+			perPod = len(res.Claims)
+			res.Claims = append(res.Claims, Claim{})
+		}
+		podReqs = append(podReqs, i)
+	}
+	if perPod >= 0 {
+		c := &res.Claims[perPod]
+		// Request names: the base name when it is unique in the claim, else
+		// base-container (device-plugin devices were never shared between
+		// containers, so each container request keeps its own request).
+		n := map[string]int{}
+		for _, i := range podReqs {
+			n[states[i].base]++
+		}
+		taken := map[string]bool{}
+		var bases []string
+		for _, i := range podReqs {
+			st := states[i]
+			name := st.base
+			if n[st.base] > 1 {
+				name = st.base + "-" + pod.Requests[i].Container
+			}
+			name = unique(dnsLabel(name), taken)
+			st.d.Claim, st.d.Request = perPod, name
+			c.Spec.Devices.Requests = append(c.Spec.Devices.Requests, resourcev1.DeviceRequest{Name: name, Exactly: st.spec.DeepCopy()})
+			for _, cfg := range st.m.r.Config {
+				c.Spec.Devices.Config = append(c.Spec.Devices.Config, opaque([]string{name}, cfg))
+			}
+			if !slices.Contains(bases, st.claimBase) {
+				bases = append(bases, st.claimBase)
+			}
+		}
+		c.Name = dnsLabel(strings.Join(bases, "-"))
+		c.Spec.Devices.Constraints = topology(pod, states, podReqs)
+	}
+	for _, st := range states {
+		if st.base == "-attached" && applied(states[st.host], opts) && (st.d.Status == Mappable || st.d.Status == Lossy && opts.AllowLossy) {
+			st.d.Claim, st.d.Request = states[st.host].d.Claim, states[st.host].d.Request
+		}
+	}
+	used := map[int]bool{}
+	for i, st := range states {
+		d := st.d
+		if d.Status == Lossy && !opts.AllowLossy && d.Fix == "" {
+			d.Fix = "pass --allow-lossy to apply this mapping"
+		}
+		if d.Claim >= 0 {
+			for _, h := range st.hintUse {
+				used[h] = true
+			}
+			c := res.Claims[d.Claim]
+			d.ExtendedResource = d.Status == Mappable && len(d.Selectors) == 0 && !c.Shared &&
+				len(c.Spec.Devices.Config) == 0 && !constrained(c, d.Request)
+		}
+		res.Decisions[i] = d
+	}
+	for h := range used {
+		res.UsedHints = append(res.UsedHints, h)
+	}
+	slices.Sort(res.UsedHints)
+	return res
+}
+
+func constrained(c Claim, req string) bool {
+	for _, k := range c.Spec.Devices.Constraints {
+		if len(k.Requests) == 0 || slices.Contains(k.Requests, req) {
+			return true
+		}
+	}
+	return false
+}
+
+// topology adds matchAttribute constraints: per container, accelerators and
+// network devices requested together are aligned (dra.md section 10); an
+// accelerator request alone gets a group constraint when its rule asks for
+// one on the pod's instance family.
+func topology(pod Pod, states []*reqState, idxs []int) []resourcev1.DeviceConstraint {
+	type ctr struct {
+		accel, net []int
+	}
+	var order []string
+	by := map[string]*ctr{}
+	for _, i := range idxs {
+		t := states[i].m.r.Topology
+		if t == nil {
+			continue
+		}
+		key := string(pod.Requests[i].ContainerType) + "/" + pod.Requests[i].Container
+		c := by[key]
+		if c == nil {
+			c = &ctr{}
+			by[key] = c
+			order = append(order, key)
+		}
+		if t.Role == "network" {
+			c.net = append(c.net, i)
+		} else {
+			c.accel = append(c.accel, i)
+		}
+	}
+	var out []resourcev1.DeviceConstraint
+	fam := instanceFamily(pod.Hints)
+	for _, key := range order {
+		c := by[key]
+		if len(c.accel) == 0 {
+			continue
+		}
+		// All accelerators of one container must share one rule's attribute.
+		t := states[c.accel[0]].m.r.Topology
+		var total int64
+		same := true
+		for _, i := range c.accel {
+			total += states[i].spec.Count
+			if states[i].m.r.Topology.Align != t.Align {
+				same = false
+			}
+		}
+		if !same || t.Align == "" {
+			continue
+		}
+		attr := t.Align
+		if strings.Contains(attr, "{n}") {
+			g := int64(0)
+			for _, n := range t.Groups {
+				if n >= total {
+					g = n
+					break
+				}
+			}
+			if g == 0 {
+				continue
+			}
+			if len(c.net) == 0 && (g != total || total == 1 || !slices.Contains(t.GroupAlone, fam)) {
+				continue
+			}
+			attr = strings.ReplaceAll(attr, "{n}", strconv.FormatInt(g, 10))
+		} else if len(c.net) == 0 || t.MaxCount > 0 && total > t.MaxCount {
+			continue
+		}
+		var names []string
+		for _, i := range append(slices.Clone(c.accel), c.net...) {
+			names = append(names, states[i].d.Request)
+		}
+		qn := resourcev1.FullyQualifiedName(attr)
+		out = append(out, resourcev1.DeviceConstraint{Requests: names, MatchAttribute: &qn})
+	}
+	return out
+}
+
+func opaque(reqs []string, o Opaque) resourcev1.DeviceClaimConfiguration {
+	raw, _ := json.Marshal(o.Parameters)
+	return resourcev1.DeviceClaimConfiguration{
+		Requests: reqs,
+		DeviceConfiguration: resourcev1.DeviceConfiguration{Opaque: &resourcev1.OpaqueDeviceConfiguration{
+			Driver: o.Driver, Parameters: runtime.RawExtension{Raw: raw},
+		}},
+	}
+}
+
+func cel(expr string) resourcev1.DeviceSelector {
+	return resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: expr}}
+}
+
+// hintX is a translated hint.
+type hintX struct {
+	expr string // "" when the hint needs no selector
+	keep bool
+}
+
+var safeRaw = regexp.MustCompile(`^[A-Za-z0-9._-]*$`)
+
+// translate turns a hint into a selector for devices of driver, using the
+// winning hint rule for its label.
+func (s *Set) translate(h inventory.Hint, driver string) (hintX, bool) {
+	var hr *hintRule
+	for _, c := range s.hints {
+		if c.Label == h.Key && slices.Contains(c.Drivers, driver) && (hr == nil || c.layer >= hr.layer) {
+			hr = c
+		}
+	}
+	if hr == nil {
+		return hintX{}, false
+	}
+	one := func(tmpl, v string) (string, bool) {
+		raw := v
+		if hr.re != nil {
+			m := hr.re.FindStringSubmatch(v)
+			if m == nil {
+				return "", false
+			}
+			raw = m[0]
+			if i := hr.re.SubexpIndex("value"); i > 0 {
+				raw = m[i]
+			}
+		} else if strings.Contains(tmpl, "raw") && !safeRaw.MatchString(v) {
+			return "", false
+		}
+		if len(hr.Map) > 0 {
+			mv, ok := hr.Map[raw]
+			if !ok {
+				return "", false
+			}
+			raw = mv
+		}
+		x, err := expand(tmpl, map[string][]string{"value": {raw}, "raw": {raw}}, map[string]string{"raw": "raw"})
+		return x, err == nil
+	}
+	op, vals := hintValues(h)
+	var parts []string
+	switch op {
+	case "In", "NotIn":
+		if hr.In == "" || len(vals) == 0 {
+			return hintX{}, false
+		}
+		for _, v := range vals {
+			x, ok := one(hr.In, v)
+			if !ok {
+				return hintX{}, false
+			}
+			parts = append(parts, x)
+		}
+	case "Gt", "Lt":
+		tmpl := hr.Gt
+		if op == "Lt" {
+			tmpl = hr.Lt
+		}
+		if tmpl == "" || len(vals) != 1 {
+			return hintX{}, false
+		}
+		x, ok := one(tmpl, vals[0])
+		if !ok {
+			return hintX{}, false
+		}
+		parts = append(parts, x)
+	case "Exists", "DoesNotExist":
+		if hr.Exists == "" {
+			return hintX{}, false
+		}
+		parts = append(parts, hr.Exists)
+	default:
+		return hintX{}, false
+	}
+	expr := parts[0]
+	if len(parts) > 1 {
+		expr = "(" + strings.Join(parts, ") || (") + ")"
+	}
+	if op == "NotIn" || op == "DoesNotExist" {
+		if expr == "true" {
+			return hintX{}, false // "no GPU here": nothing DRA can express
+		}
+		expr = "!(" + expr + ")"
+	}
+	if expr == "true" {
+		expr = ""
+	}
+	return hintX{expr: expr, keep: hr.Keep}, true
+}
+
+// instanceFamily returns the EC2 instance family a pod is pinned to, from
+// node.kubernetes.io/instance-type (or the beta label) or
+// karpenter.k8s.aws/instance-family, when all values agree.
+func instanceFamily(hints []inventory.Hint) string {
+	fam := ""
+	for _, h := range hints {
+		op, vals := hintValues(h)
+		if op != "In" || h.Kind == inventory.HintToleration || h.Kind == inventory.HintPreferred {
+			continue
+		}
+		for _, v := range vals {
+			var f string
+			switch h.Key {
+			case "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type":
+				f, _, _ = strings.Cut(v, ".")
+			case "karpenter.k8s.aws/instance-family":
+				f = v
+			default:
+				continue
+			}
+			if fam != "" && fam != f {
+				return ""
+			}
+			fam = f
+		}
+	}
+	return fam
+}
+
+// parseCount reads an extended-resource quantity: a positive whole number.
+func parseCount(q string) (int64, error) {
+	qq, err := resource.ParseQuantity(strings.TrimSpace(q))
+	if err != nil {
+		return 0, err
+	}
+	n, ok := qq.AsInt64()
+	if !ok || n < 1 || qq.MilliValue() != n*1000 {
+		return 0, fmt.Errorf("not a positive whole number")
+	}
+	return n, nil
+}
+
+func rawModes(vars map[string][]string) map[string]string {
+	m := map[string]string{}
+	for k := range vars {
+		m[k] = "raw"
+	}
+	return m
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// lastSegment turns a resource name into a request name base:
+// nvidia.com/gpu -> gpu, amd.com/cpx_nps4 -> cpx-nps4.
+func lastSegment(resourceName string) string {
+	_, n, ok := strings.Cut(resourceName, "/")
+	if !ok {
+		n = resourceName
+	}
+	return dnsLabel(n)
+}
+
+// dnsLabel makes s a DNS label of at most 63 characters.
+func dnsLabel(s string) string {
+	s = nonDNS.ReplaceAllString(strings.ToLower(s), "-")
+	s = strings.Trim(s, "-")
+	if len(s) > 63 {
+		s = strings.Trim(s[:63], "-")
+	}
+	if s == "" {
+		s = "device"
+	}
+	return s
+}
+
+func unique(name string, taken map[string]bool) string {
+	n := name
+	for i := 2; taken[n]; i++ {
+		suf := "-" + strconv.Itoa(i)
+		base := name
+		if len(base)+len(suf) > 63 {
+			base = strings.Trim(base[:63-len(suf)], "-")
+		}
+		n = base + suf
+	}
+	taken[n] = true
+	return n
+}

@@ -1,0 +1,391 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rules/selector"
+)
+
+// features returns the CEL features the API server of target enables by
+// default (DRAConsumableCapacity is beta-on from 1.36; list attributes are
+// alpha).
+func features(target Version) selector.Features {
+	return selector.Features{ConsumableCapacity: target.AtLeast(Version{1, 36})}
+}
+
+var compiled sync.Map // features+expr -> error
+
+// checkCEL compiles a generated expression for target (cached).
+func checkCEL(expr string, target Version) error {
+	f := features(target)
+	key := fmt.Sprint(f.ConsumableCapacity, "\x00", expr)
+	if v, ok := compiled.Load(key); ok {
+		if v == nil {
+			return nil
+		}
+		return v.(error)
+	}
+	_, err := selector.Compile(expr, f)
+	if err != nil {
+		compiled.Store(key, err)
+		return err
+	}
+	compiled.Store(key, nil)
+	return nil
+}
+
+// TemplatePaths returns the CRD pod-template paths user rules files add.
+func (s *Set) TemplatePaths() []inventory.TemplatePath {
+	return slices.Clone(s.templatePaths)
+}
+
+// Naming returns the naming overrides of the rules files.
+func (s *Set) Naming() Naming { return s.naming }
+
+// match is a rule chosen for a request, with its variables.
+type match struct {
+	r    *rule
+	vars map[string][]string
+	// whenHints are hint indexes that made a When condition true.
+	whenHints []int
+}
+
+// activeHints returns the indexes of hints that Resolve may translate:
+// nodeSelector entries and required node-affinity expressions, the latter
+// only when all device-related affinity expressions are in the first term
+// (terms are ORed; translating one of several would change meaning).
+func activeHints(hints []inventory.Hint) []int {
+	multiTerm := false
+	for _, h := range hints {
+		if h.Kind == inventory.HintNodeAffinity && h.Term > 0 {
+			multiTerm = true
+		}
+	}
+	var out []int
+	for i, h := range hints {
+		switch h.Kind {
+		case inventory.HintNodeSelector:
+			out = append(out, i)
+		case inventory.HintNodeAffinity:
+			if !multiTerm {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+func hintValues(h inventory.Hint) (op string, values []string) {
+	op = h.Operator
+	if op == "" {
+		op = "In"
+	}
+	return op, h.Values
+}
+
+// find returns the rule that applies to resource in a pod with hints.
+func (s *Set) find(resource string, hints []inventory.Hint, active []int) *match {
+	var best *match
+	bestRank := -1
+	for _, r := range s.rules {
+		if r.disabled || r.replacedBy != "" {
+			continue
+		}
+		vars := map[string][]string{}
+		if r.Resource != "" {
+			if r.Resource != resource {
+				continue
+			}
+		} else {
+			m := r.re.FindStringSubmatch(resource)
+			if m == nil {
+				continue
+			}
+			for i, n := range r.re.SubexpNames() {
+				if n != "" {
+					vars[n] = []string{m[i]}
+				}
+			}
+		}
+		var when []int
+		if w := r.When; w != nil {
+			ok := false
+			for _, i := range active {
+				h := hints[i]
+				op, vals := hintValues(h)
+				if h.Key != w.Label || op != "In" {
+					continue
+				}
+				for _, v := range vals {
+					if len(w.Values) > 0 && !slices.Contains(w.Values, v) {
+						continue
+					}
+					if r.whenRe != nil {
+						m := r.whenRe.FindStringSubmatch(v)
+						if m == nil {
+							continue
+						}
+						for j, n := range r.whenRe.SubexpNames() {
+							if n != "" {
+								vars[n] = []string{m[j]}
+							}
+						}
+					}
+					ok = true
+					break
+				}
+				if ok {
+					when = append(when, i)
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+		}
+		// Later layers win; within a layer a satisfied When beats none, an
+		// exact name beats a pattern, and the first rule in file order wins.
+		rank := r.layer * 4
+		if r.When != nil {
+			rank += 2
+		}
+		if r.Resource != "" {
+			rank++
+		}
+		if rank > bestRank {
+			for name, v := range r.Values {
+				vars[name] = transform(v.Transform, strings.Join(vars[v.From], ""))
+			}
+			best, bestRank = &match{r: r, vars: vars, whenHints: when}, rank
+		}
+	}
+	return best
+}
+
+// transform applies a named Value transform.
+func transform(name, v string) []string {
+	switch name {
+	case "lower":
+		return []string{strings.ToLower(v)}
+	case "nvidiaMIGProfile":
+		return migProfiles(v)
+	}
+	return []string{v}
+}
+
+var migRe = regexp.MustCompile(`^([0-9]+c\.)?([0-9]+g\.[0-9]+gb)\.(.+)$`)
+
+// migProfiles undoes the NVIDIA device plugin's '+' -> '.' substitution in
+// MIG resource names: 1g.10gb.me is profile 1g.10gb+me. Only the part after
+// the memory size is affected; when it holds more dots, both readings
+// (only the first dot was a '+', or all were) are candidates.
+func migProfiles(name string) []string {
+	m := migRe.FindStringSubmatch(name)
+	if m == nil {
+		return []string{name}
+	}
+	base, attrs := m[1]+m[2], m[3]
+	out := []string{base + "+" + attrs}
+	if all := base + "+" + strings.ReplaceAll(attrs, ".", "+"); all != out[0] {
+		out = append(out, all)
+	}
+	return out
+}
+
+// reqState is the working state for one PodRequest.
+type reqState struct {
+	d      Decision
+	m      *match
+	count  int64
+	spec   resourcev1.ExactDeviceRequest
+	shared bool
+	// base is the request base name ("-attached" for a capacity request
+	// merged into another request), claimBase the claim base name.
+	base      string
+	claimBase string
+	host      int   // for attached requests: index of the host request
+	hintUse   []int // hint indexes this request translated
+}
+
+// Resolve decides, for every device request of one pod template, how it maps
+// to DRA, and builds the claims that express the mapped ones. It returns an
+// error only for a broken rule set; problems with the pod are decisions.
+func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
+	target := opts.Target
+	if target == (Version{}) {
+		target = DefaultTarget
+	}
+	active := activeHints(pod.Hints)
+	states := make([]*reqState, len(pod.Requests))
+
+	// Pass 1: rule, status, count.
+	for i, pr := range pod.Requests {
+		st := &reqState{d: Decision{Status: Unmapped, Claim: -1}}
+		states[i] = st
+		m := s.find(pr.Resource, pod.Hints, active)
+		if m == nil {
+			st.d.Reason = fmt.Sprintf("no rule maps %s", pr.Resource)
+			st.d.Fix = "add a rule for it in a rules file (see docs/rules.md) and pass --rules FILE"
+			continue
+		}
+		st.m = m
+		r := m.r
+		st.d.Rule = &RuleRef{ID: r.ID, Source: r.source}
+		st.d.Driver = r.Driver
+		if r.DeviceClass != "" {
+			st.d.DeviceClass, _ = expand(r.DeviceClass, m.vars, rawModes(m.vars))
+		}
+		st.d.Status = r.Status
+		st.d.Loss, st.d.Reason, st.d.Fix = r.Loss, r.Reason, r.Fix
+		if r.Status == Unmapped || r.Status == DRABacked {
+			if n, err := parseCount(pr.Quantity); err == nil {
+				st.d.Count = n
+			}
+			continue
+		}
+		if r.minimum != (Version{}) && target.Less(r.minimum) {
+			st.d.Status = Unmapped
+			st.d.Reason = fmt.Sprintf("%s needs Kubernetes %s or newer (target is %s)", r.Driver, r.minimum, target)
+			st.d.Fix = fmt.Sprintf("pass --target-version %s or newer, or keep this workload on the device plugin", r.minimum)
+			st.d.Loss = ""
+			continue
+		}
+		n, err := parseCount(pr.Quantity)
+		if err != nil {
+			st.d.Status = Unmapped
+			st.d.Reason = fmt.Sprintf("quantity %q of %s is not a whole number kubedra can read", pr.Quantity, pr.Resource)
+			st.d.Fix = "render the manifest first (helm template, kustomize build) so the quantity is a number, then scan the output"
+			st.d.Loss = ""
+			continue
+		}
+		st.count = n
+		if c := r.Count; c != nil {
+			per := c.UnitsPerDevice
+			if fam := instanceFamily(pod.Hints); fam != "" {
+				if v, ok := c.ByInstanceFamily[fam]; ok {
+					per = v
+				}
+			}
+			st.count = (n + per - 1) / per
+			st.d.Loss = fmt.Sprintf("%d %s → %d device(s) at %d per device: %s", n, pr.Resource, st.count, per, r.Loss)
+		}
+		st.d.Count = st.count
+	}
+
+	// Pass 2: capacity resources (HAMi) attach to a request of the same
+	// container and make it lossy too.
+	for i, pr := range pod.Requests {
+		st := states[i]
+		if st.m == nil || st.m.r.Capacity == nil || (st.d.Status != Mappable && st.d.Status != Lossy) {
+			continue
+		}
+		c := st.m.r.Capacity
+		host := -1
+		for j, o := range pod.Requests {
+			if o.Container == pr.Container && o.ContainerType == pr.ContainerType && o.Resource == c.AttachTo {
+				host = j
+			}
+		}
+		if host < 0 || states[host].m == nil || (states[host].d.Status != Mappable && states[host].d.Status != Lossy) {
+			st.d.Status = Unmapped
+			st.d.Reason = fmt.Sprintf("%s modifies a %s request in the same container, and there is none that kubedra maps", pr.Resource, c.AttachTo)
+			st.d.Fix = fmt.Sprintf("request %s in container %s, or keep the workload on the device plugin", c.AttachTo, pr.Container)
+			st.d.Loss = ""
+			continue
+		}
+		hs := states[host]
+		st.d.Driver, st.d.DeviceClass = hs.d.Driver, hs.d.DeviceClass
+		st.d.Count = 0
+		if hs.d.Status == Mappable {
+			hs.d.Status = Lossy
+			hs.d.Loss = st.m.r.Loss
+			hs.d.Fix = st.m.r.Fix
+		}
+		if c.Name != "" {
+			q, err := resource.ParseQuantity(pr.Quantity + c.Unit)
+			if err != nil {
+				st.d.Status = Unmapped
+				st.d.Reason = fmt.Sprintf("quantity %q of %s is not a number kubedra can read", pr.Quantity, pr.Resource)
+				st.d.Fix = "render the manifest first so the quantity is a number"
+				continue
+			}
+			drv := hs.d.Driver
+			expr := fmt.Sprintf(`has(device.capacity[%s].%s) && device.capacity[%s].%s.compareTo(quantity(%s)) >= 0`,
+				celString(drv), c.Name, celString(drv), c.Name, celString(q.String()))
+			hs.spec.Selectors = append(hs.spec.Selectors, cel(expr))
+			hs.d.Selectors = append(hs.d.Selectors, expr)
+		}
+		st.base = "-attached"
+		st.host = host
+	}
+
+	// Pass 3: request specs, selectors and hint translations.
+	for i, pr := range pod.Requests {
+		st := states[i]
+		if st.m == nil || st.base == "-attached" || (st.d.Status != Mappable && st.d.Status != Lossy) {
+			continue
+		}
+		r := st.m.r
+		st.spec.DeviceClassName = st.d.DeviceClass
+		st.spec.Count = st.count
+		var sels []string
+		for _, tmpl := range r.Selectors {
+			x, err := expand(tmpl, st.m.vars, r.modes)
+			if err != nil {
+				return Resolution{}, fmt.Errorf("rule %s (%s): %w", r.ID, r.source, err)
+			}
+			sels = append(sels, x)
+		}
+		for _, hi := range active {
+			x, ok := s.translate(pod.Hints[hi], r.Driver)
+			if !ok {
+				continue
+			}
+			if x.expr != "" {
+				sels = append(sels, x.expr)
+			}
+			if !x.keep {
+				st.hintUse = append(st.hintUse, hi)
+			}
+		}
+		for _, w := range st.m.whenHints {
+			st.hintUse = append(st.hintUse, w)
+		}
+		for _, x := range sels {
+			if err := checkCEL(x, target); err != nil {
+				st.d.Status = Unmapped
+				st.d.Reason = fmt.Sprintf("the generated selector would be rejected by the API server: %v", err)
+				st.d.Fix = "fix the rule or hint translation that produced it (kubedra rules list shows the source)"
+				st.d.Loss = ""
+				break
+			}
+		}
+		if st.d.Status == Unmapped {
+			continue
+		}
+		// Capacity selectors added in pass 2 come after the rule's own.
+		sels = append(sels, st.d.Selectors...)
+		st.d.Selectors = sels
+		st.spec.Selectors = nil
+		for _, x := range sels {
+			st.spec.Selectors = append(st.spec.Selectors, cel(x))
+		}
+		st.base = firstNonEmpty(s.naming.Requests[pr.Resource], r.Request, lastSegment(pr.Resource))
+		st.claimBase = firstNonEmpty(s.naming.Claims[pr.Resource], r.Claim, st.base)
+		st.shared = r.Sharing != nil && opts.Share
+		if st.shared {
+			st.d.Loss = r.Sharing.Loss
+			st.claimBase = firstNonEmpty(r.Sharing.Claim, st.claimBase+"-shared")
+		}
+		st.d.ExtendedResourceName = firstNonEmpty(r.ExtendedResourceName, pr.Resource)
+	}
+	return s.assemble(pod, opts, states), nil
+}
