@@ -127,8 +127,8 @@ func document(body []byte, line int, dps []*plan.DocPlan, inline bool, style sty
 		}
 		objs = nodes(dps[0].Objects)
 	}
-	if err := checkAliases(&node); err != nil {
-		return nil, nil, fmt.Errorf("line %d: %w", line, err)
+	if err := checkAliases(&node, line); err != nil {
+		return nil, nil, err
 	}
 	var b []byte
 	var err error
@@ -359,7 +359,7 @@ func copyNode(n *yaml.Node) *yaml.Node {
 
 // checkAliases refuses a document whose edit removed the target of an alias
 // still in use: the output would not parse.
-func checkAliases(n *yaml.Node) error {
+func checkAliases(n *yaml.Node, line int) error {
 	present := map[*yaml.Node]bool{}
 	var aliases []*yaml.Node
 	var walk func(*yaml.Node)
@@ -376,7 +376,7 @@ func checkAliases(n *yaml.Node) error {
 	walk(n)
 	for _, a := range aliases {
 		if a.Alias != nil && !present[a.Alias] {
-			return fmt.Errorf("the YAML anchor &%s is on a value that moves to DRA but alias *%s still uses it; replace the alias by its value, then run again", a.Value, a.Value)
+			return fmt.Errorf("line %d: the YAML anchor &%s is on a value that moves to DRA but alias *%s still uses it; replace the alias by its value, then run again", line+a.Line-1, a.Value, a.Value)
 		}
 	}
 	return nil

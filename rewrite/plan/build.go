@@ -257,7 +257,7 @@ func (b *builder) choose(pods []*pod) (Strategy, string) {
 	}
 	for _, pd := range pods {
 		if len(pd.res.UsedHints) > 0 && !b.opts.KeepNodeSelectors {
-			add("node selectors become CEL selectors")
+			add("device selectors from node labels")
 		}
 		for i := range pd.findings {
 			dec := decision(pd.res, i)
@@ -273,14 +273,16 @@ func (b *builder) choose(pods []*pod) (Strategy, string) {
 			case strings.HasPrefix(dec.DeviceClass, "mig."):
 				add("a MIG profile")
 			case len(dec.Selectors) > 0:
-				add("device selectors")
+				if !slices.Contains(needs, "device selectors from node labels") {
+					add("device selectors")
+				}
 			case !dec.ExtendedResource:
 				add("no DeviceClass serves " + pd.findings[i].Resource + " by extendedResourceName")
 			}
 		}
 	}
 	if len(needs) > 0 {
-		return Claims, "needs " + strings.Join(needs, ", ")
+		return Claims, "a claim is needed for " + strings.Join(needs, ", ")
 	}
 	if b.opts.Strategy == Auto && b.opts.Target.Less(ExtendedResourceGA) && !b.opts.Force {
 		return Claims, fmt.Sprintf("only a count is needed, but DRAExtendedResource is off by default on %s", b.opts.Target)

@@ -168,8 +168,8 @@ func TestBuildStrategy(t *testing.T) {
 		wantDiags int
 	}{
 		{"claims rewrites both", plan.Claims, 36, 2, 0, nil, 0},
-		{"auto on 1.36 keeps the plain one", plan.Auto, 36, 1, 1, []string{"extended-resource: only a count", "claims: needs node selectors"}, 0},
-		{"auto on 1.34 rewrites both", plan.Auto, 34, 2, 0, []string{"claims: only a count is needed, but DRAExtendedResource is off", "claims: needs node selectors"}, 0},
+		{"auto on 1.36 keeps the plain one", plan.Auto, 36, 1, 1, []string{"extended-resource: only a count", "claims: a claim is needed for device selectors from node labels"}, 0},
+		{"auto on 1.34 rewrites both", plan.Auto, 34, 2, 0, []string{"claims: only a count is needed, but DRAExtendedResource is off", "claims: a claim is needed for device selectors from node labels"}, 0},
 		{"extended-resource leaves the pinned one and says so", plan.ExtendedResource, 37, 0, 1, nil, 1},
 	}
 	for _, tt := range tests {
@@ -265,7 +265,6 @@ func TestBuildDecisions(t *testing.T) {
 		})
 	}
 }
-
 
 func TestBuildContainerClaims(t *testing.T) {
 	t.Parallel()

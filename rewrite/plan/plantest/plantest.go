@@ -6,6 +6,7 @@ package plantest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -143,6 +144,11 @@ func object(v any) (*yaml.RNode, error) {
 		delete(md, "creationTimestamp")
 	}
 	delete(m, "status")
+	if sp, ok := m["spec"].(map[string]any); ok {
+		if md, ok := sp["metadata"].(map[string]any); ok && len(md) == 0 {
+			delete(sp, "metadata")
+		}
+	}
 	out, err := yaml.Marshal(ordered(m, []string{"apiVersion", "kind", "metadata", "spec"}))
 	if err != nil {
 		return nil, err
@@ -150,17 +156,42 @@ func object(v any) (*yaml.RNode, error) {
 	return yaml.Parse(string(out))
 }
 
-// ordered builds a node with the given keys first, in order.
+// ordered builds a node with the given keys first, in order, then the
+// rest sorted, and "name" first in nested maps (as people write them).
 func ordered(m map[string]any, first []string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.MappingNode}
-	for _, k := range first {
-		if v, ok := m[k]; ok {
-			var vn yaml.Node
-			_ = vn.Encode(v)
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, &vn)
+	keys := append([]string{}, first...)
+	var rest []string
+	for k := range m {
+		if !slices.Contains(first, k) {
+			rest = append(rest, k)
 		}
 	}
+	slices.Sort(rest)
+	for _, k := range append(keys, rest...) {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, value(v))
+	}
 	return n
+}
+
+func value(v any) *yaml.Node {
+	switch v := v.(type) {
+	case map[string]any:
+		return ordered(v, []string{"name"})
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, e := range v {
+			n.Content = append(n.Content, value(e))
+		}
+		return n
+	}
+	var vn yaml.Node
+	_ = vn.Encode(v)
+	return &vn
 }
 
 // ClaimTemplate implements plan.Encoder.

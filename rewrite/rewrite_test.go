@@ -1,0 +1,327 @@
+package rewrite_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/internal/golden"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/inventory/files"
+	"github.com/kubedra/kubedra/rewrite"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rewrite/plan/plantest"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// result is one run of the pipeline over one file.
+type result struct {
+	out    []byte
+	claims []byte // the claims file, when the plan uses one
+	plan   *plan.Plan
+	err    error
+}
+
+// run reads data as the file name, detects, plans with the test resolver
+// and rewrites.
+func run(t testing.TB, name string, data []byte, o plan.Options) result {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var f *files.File
+	err := files.Read(context.Background(), []string{path}, nil, files.Options{KeepData: true, Ordered: true, Workers: 1}, func(got *files.File) error {
+		f = got
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ParseErrors > 0 {
+		return result{out: data, err: fmt.Errorf("input does not parse: %v", f.Skips)}
+	}
+	if o.Encoder == nil {
+		o.Encoder = plantest.Encoder{}
+	}
+	if o.Target == (rules.Version{}) {
+		o.Target = rules.DefaultTarget
+	}
+	p, err := plan.Build(detect.Documents(f.Docs, detect.Options{}), plantest.Resolver{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Paths in the plan are the temp path: show them as the bare name.
+	for _, fp := range p.Files {
+		fp.Path = strings.TrimPrefix(fp.Path, dir+string(filepath.Separator))
+	}
+	for i := range p.Diagnostics {
+		p.Diagnostics[i].File = strings.TrimPrefix(p.Diagnostics[i].File, dir+string(filepath.Separator))
+	}
+	for i := range p.Workloads {
+		p.Workloads[i].File = strings.TrimPrefix(p.Workloads[i].File, dir+string(filepath.Separator))
+	}
+	r := result{out: data, plan: p}
+	for _, fp := range p.Files {
+		res, err := rewrite.File(data, fp)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		r.out = res.Content
+		if len(res.Objects) > 0 {
+			r.claims, r.err = rewrite.AppendObjects(nil, res.Objects)
+		}
+	}
+	return r
+}
+
+// options reads a case's flags file: one flag per line.
+func options(t *testing.T, dir string) plan.Options {
+	o := plan.Options{Strategy: plan.Claims}
+	b, err := os.ReadFile(filepath.Join(dir, "flags"))
+	if err != nil {
+		return o
+	}
+	for _, l := range strings.Fields(string(b)) {
+		k, v, _ := strings.Cut(l, "=")
+		switch k {
+		case "allow-lossy":
+			o.AllowLossy = true
+		case "keep-node-selectors":
+			o.KeepNodeSelectors = true
+		case "strategy":
+			o.Strategy = plan.Strategy(v)
+		case "target":
+			tv, err := rules.ParseVersion(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Target = tv
+		case "claims-file":
+			o.ClaimsFile = v
+		default:
+			t.Fatalf("unknown flag %q", l)
+		}
+	}
+	return o
+}
+
+func diagnostics(p *plan.Plan, err error) []byte {
+	var b bytes.Buffer
+	if p != nil {
+		for _, d := range p.Diagnostics {
+			fmt.Fprintf(&b, "%s %s:%d %s %s %s: %s", d.Severity, d.File, d.Line, d.Object, d.Container, d.Resource, d.Message)
+			if d.Fix != "" {
+				fmt.Fprintf(&b, " (fix: %s)", d.Fix)
+			}
+			b.WriteByte('\n')
+		}
+		for _, w := range p.Workloads {
+			fmt.Fprintf(&b, "strategy %s:%d %s: %s: %s\n", w.File, w.Line, w.Object, w.Strategy, w.Why)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "error: %v\n", err)
+	}
+	return b.Bytes()
+}
+
+// TestGolden runs every testdata/<case>: input.yaml (or input.json) is
+// migrated with the case's flags; expected.yaml holds the result,
+// claims.yaml the claims file (if any), diagnostics.txt what was reported.
+// The expected output must migrate to itself (idempotence) and every object
+// in it must decode strictly into its Kubernetes type.
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	cases, err := filepath.Glob("testdata/*/input.*")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := options(t, dir)
+			name := "input" + filepath.Ext(in)
+			r := run(t, name, data, o)
+			golden.Check(t, filepath.Join(dir, "expected"+filepath.Ext(in)), r.out)
+			golden.Check(t, filepath.Join(dir, "diagnostics.txt"), diagnostics(r.plan, r.err))
+			if r.claims != nil || fileExists(filepath.Join(dir, "claims.yaml")) {
+				golden.Check(t, filepath.Join(dir, "claims.yaml"), r.claims)
+			}
+			if r.err != nil {
+				if !bytes.Equal(r.out, data) {
+					t.Errorf("a file that fails must be left as it was")
+				}
+				return
+			}
+			// Idempotence: the output migrates to itself.
+			again := run(t, name, r.out, o)
+			if again.err != nil || !bytes.Equal(again.out, r.out) {
+				t.Errorf("second run changed the output (err %v):\n%s", again.err, again.out)
+			}
+			strictDecode(t, r.out, r.plan)
+			if r.claims != nil {
+				strictDecode(t, r.claims, nil)
+			}
+		})
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// strictDecode decodes every document of out into its k8s.io/api type with
+// unknown fields rejected, and every edited pod spec into corev1.PodSpec.
+func strictDecode(t *testing.T, out []byte, p *plan.Plan) {
+	t.Helper()
+	nodes, err := (&kioReader{data: out}).read()
+	if err != nil {
+		t.Fatalf("output does not parse: %v", err)
+	}
+	// Objects kubedra made or edited must decode; others are the user's.
+	touched := map[string]bool{"ResourceClaimTemplate": true, "ResourceClaim": true, "DeviceClass": true}
+	if p != nil {
+		for _, fp := range p.Files {
+			for _, dp := range fp.Docs {
+				touched[dp.Kind+"/"+dp.Name] = true
+			}
+		}
+	}
+	check := func(n *yaml.RNode) {
+		if touched[n.GetKind()] || touched[n.GetKind()+"/"+n.GetName()] {
+			checkObject(t, n)
+		}
+	}
+	for _, n := range nodes {
+		check(n)
+		if n.GetKind() == "List" {
+			items, _ := n.Pipe(yaml.Lookup("items"))
+			els, _ := items.Elements()
+			for _, it := range els {
+				check(it)
+			}
+		}
+	}
+	if p == nil {
+		return
+	}
+	for _, fp := range p.Files {
+		for _, dp := range fp.Docs {
+			for _, n := range nodes {
+				cands := []*yaml.RNode{n}
+				if n.GetKind() == "List" {
+					items, _ := n.Pipe(yaml.Lookup("items"))
+					cands, _ = items.Elements()
+				}
+				for _, c := range cands {
+					if c.GetKind() != dp.Kind || c.GetName() != dp.Name {
+						continue
+					}
+					for _, pe := range dp.Pods {
+						spec, err := c.Pipe(yaml.Lookup(lookupPath(pe.Path)...))
+						if err != nil || spec == nil {
+							t.Errorf("%s/%s: pod spec %s not found", dp.Kind, dp.Name, pe.Path)
+							continue
+						}
+						var ps corev1.PodSpec
+						decode(t, spec, &ps, dp.Kind+"/"+dp.Name+" "+pe.Path)
+					}
+				}
+			}
+		}
+	}
+}
+
+// lookupPath turns a.b[name=x].c into kyaml Lookup parts.
+func lookupPath(p string) []string {
+	var out []string
+	for _, part := range strings.Split(p, ".") {
+		if i := strings.IndexByte(part, '['); i > 0 {
+			idx := part[i:]
+			if !strings.Contains(idx, "=") {
+				idx = strings.Trim(idx, "[]")
+			}
+			out = append(out, part[:i], idx)
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
+}
+
+func checkObject(t *testing.T, n *yaml.RNode) {
+	t.Helper()
+	var obj any
+	switch n.GetApiVersion() + " " + n.GetKind() {
+	case "apps/v1 Deployment":
+		obj = &appsv1.Deployment{}
+	case "apps/v1 StatefulSet":
+		obj = &appsv1.StatefulSet{}
+	case "apps/v1 DaemonSet":
+		obj = &appsv1.DaemonSet{}
+	case "batch/v1 Job":
+		obj = &batchv1.Job{}
+	case "batch/v1 CronJob":
+		obj = &batchv1.CronJob{}
+	case "v1 Pod":
+		obj = &corev1.Pod{}
+	case "v1 ConfigMap":
+		obj = &corev1.ConfigMap{}
+	case "v1 Service":
+		obj = &corev1.Service{}
+	case "resource.k8s.io/v1 ResourceClaimTemplate":
+		obj = &resourcev1.ResourceClaimTemplate{}
+	case "resource.k8s.io/v1 ResourceClaim":
+		obj = &resourcev1.ResourceClaim{}
+	case "resource.k8s.io/v1 DeviceClass":
+		obj = &resourcev1.DeviceClass{}
+	default:
+		return
+	}
+	decode(t, n, obj, n.GetKind()+"/"+n.GetName())
+}
+
+func decode(t *testing.T, n *yaml.RNode, into any, what string) {
+	t.Helper()
+	s, err := n.String()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sigsyaml.UnmarshalStrict([]byte(s), into); err != nil {
+		t.Errorf("%s does not decode strictly: %v", what, err)
+	}
+}
+
+type kioReader struct{ data []byte }
+
+func (r *kioReader) read() ([]*yaml.RNode, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(r.data))
+	var out []*yaml.RNode
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if err.Error() == "EOF" {
+				return out, nil
+			}
+			return nil, err
+		}
+		out = append(out, yaml.NewRNode(&n))
+	}
+}
