@@ -41,14 +41,11 @@ func (b *builder) add(c chunk) error {
 		return nil
 	}
 	f.Documents++
-	if line, ok := templateLine(c.data); ok {
-		f.Skips = append(f.Skips, inventory.Skip{File: f.Path, Line: c.line + line - 1,
-			Reason: "Go template syntax ({{ }}): render it first, e.g. helm template ... | kubedra scan -"})
-		return nil
-	}
-	if b.opts.Filter != nil && !mayHoldMany(c.data) && !b.opts.Filter(c.data) {
+	templated := bytes.Contains(c.data, []byte("{{"))
+	if b.opts.Filter != nil && !templated && !mayHoldMany(c.data) && !b.opts.Filter(c.data) {
 		// Counted, not parsed. Index still advances by one: a chunk that
-		// could hold several Documents is always parsed.
+		// could hold several Documents is always parsed, and so is one
+		// that may be a template (a template is reported, never dropped).
 		b.index++
 		return b.flushFull()
 	}
@@ -61,12 +58,22 @@ func (b *builder) add(c chunk) error {
 			break
 		}
 		if err != nil {
+			if line, ok := templateLine(c.data); templated && ok {
+				b.skipTemplate(c.line + line - 1)
+				break
+			}
 			f.ParseErrors++
 			line, msg := errorLine(err, c.line)
 			f.Skips = append(f.Skips, inventory.Skip{File: f.Path, Line: line, Reason: "not valid YAML: " + msg})
 			break
 		}
 		shift(&n, c.line-1)
+		if templated {
+			if line, ok := templateNode(&n); ok {
+				b.skipTemplate(line)
+				break
+			}
+		}
 		if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
 			continue
 		}
@@ -77,6 +84,30 @@ func (b *builder) add(c chunk) error {
 		b.doc(root, span)
 	}
 	return b.flushFull()
+}
+
+func (b *builder) skipTemplate(line int) {
+	b.f.Skips = append(b.f.Skips, inventory.Skip{File: b.f.Path, Line: line,
+		Reason: "Go template syntax ({{ }}): render it first, e.g. helm template ... | kubedra scan -"})
+}
+
+// templateNode finds a Go template action that parsed as YAML: `{{ x }}`
+// outside quotes is a flow mapping whose first key is a flow mapping,
+// which no manifest means. Template text inside strings (Argo's
+// "{{inputs.x}}", a block scalar holding a config file) is data and is not
+// matched.
+func templateNode(n *yaml.Node) (int, bool) {
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Kind == yaml.MappingNode && n.Style&yaml.FlowStyle != 0 && len(n.Content) > 0 &&
+			n.Content[0].Kind == yaml.MappingNode && n.Content[0].Style&yaml.FlowStyle != 0 {
+			return n.Line, true
+		}
+		stack = append(stack, n.Content...)
+	}
+	return 0, false
 }
 
 // doc adds a document, flattening a `kind: List`.
@@ -277,7 +308,8 @@ func hasContent(data []byte) bool {
 	return false
 }
 
-// templateRE finds a Go template action where YAML structure is expected:
+// templateRE finds, in a document that does not parse, a Go template action
+// where YAML structure is expected:
 // at the start of a line, after a sequence dash, or as an unquoted mapping
 // value. Actions inside quoted strings or text (Argo's "{{inputs.x}}",
 // `--epochs {{inputs.parameters.e}}`) are data, not templates.

@@ -1,0 +1,146 @@
+package detect
+
+import (
+	"bytes"
+	"strings"
+)
+
+// IsExtendedResource reports whether a resource name is an extended
+// resource that detection reports: a domain-prefixed name (domain/name)
+// whose domain is not kubernetes.io or a subdomain of it. The KEP-5004
+// implicit names deviceclass.resource.kubernetes.io/<class> are reported
+// too: they are device requests already served by DRA. Names that the API
+// server would reject (bad characters, several slashes) are not reported.
+func IsExtendedResource(name string) bool {
+	domain, rest, ok := strings.Cut(name, "/")
+	if !ok || domain == "" || rest == "" {
+		return false
+	}
+	for i := 0; i < len(domain); i++ {
+		if !domainChar(domain[i]) {
+			return false
+		}
+	}
+	for i := 0; i < len(rest); i++ {
+		if !nameChar(rest[i]) {
+			return false
+		}
+	}
+	return !nativeDomain(domain)
+}
+
+// DRABackedPrefix is the prefix of KEP-5004 implicit extended-resource names.
+const DRABackedPrefix = "deviceclass.resource.kubernetes.io/"
+
+func nativeDomain(domain string) bool {
+	d := strings.ToLower(domain)
+	if d == "deviceclass.resource.kubernetes.io" {
+		return false
+	}
+	return d == "kubernetes.io" || strings.HasSuffix(d, ".kubernetes.io")
+}
+
+func domainChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
+}
+
+func nameChar(c byte) bool { return domainChar(c) || c == '_' }
+
+// MayRequest reports whether a document's text can hold a device request.
+// It is a necessary condition, never a sufficient one: when it returns
+// false, Documents finds nothing in that document. Detection reports a
+// request only for a mapping key that IsExtendedResource, under a `limits`
+// or `requests` key (or a Spark gpu field, whose name is a value). So a
+// document with a request must contain:
+//   - the text "limits" or "requests", or "Spark";
+//   - a name domain/name, written as a key: followed (after an optional
+//     closing quote and blanks) by ':' (block or flow mapping), or by ',' or
+//     '}' (a flow-mapping key without a value).
+//
+// Text can hide either through escapes in double-quoted scalars (\/, \x,
+// \u, \U, an escaped line break), through an alias used as a key (which
+// needs an anchor in the same document), or through an explicit key
+// ("? key"); when any of those appears, MayRequest returns true.
+func MayRequest(doc []byte) bool {
+	if hidesText(doc) {
+		return true
+	}
+	if !bytes.Contains(doc, []byte("limits")) && !bytes.Contains(doc, []byte("requests")) {
+		return bytes.Contains(doc, []byte("Spark"))
+	}
+	if bytes.Contains(doc, []byte("Spark")) {
+		return true
+	}
+	for off := 0; ; {
+		i := bytes.IndexByte(doc[off:], '/')
+		if i < 0 {
+			return false
+		}
+		slash := off + i
+		off = slash + 1
+		start := slash
+		for start > 0 && domainChar(doc[start-1]) {
+			start--
+		}
+		if start == slash {
+			continue
+		}
+		end := slash + 1
+		for end < len(doc) && nameChar(doc[end]) {
+			end++
+		}
+		if end == slash+1 {
+			continue
+		}
+		if nativeDomain(string(doc[start:slash])) {
+			continue
+		}
+		j := end
+		if j < len(doc) && (doc[j] == '"' || doc[j] == '\'') {
+			j++
+		}
+		for j < len(doc) && (doc[j] == ' ' || doc[j] == '\t') {
+			j++
+		}
+		if j < len(doc) && (doc[j] == ':' || doc[j] == ',' || doc[j] == '}') {
+			return true
+		}
+	}
+}
+
+// hidesText reports whether doc uses YAML features through which a key's
+// text may not appear literally next to its ':'.
+func hidesText(doc []byte) bool {
+	for i := 0; i < len(doc); i++ {
+		switch doc[i] {
+		case '\\':
+			if i+1 < len(doc) {
+				switch doc[i+1] {
+				case '/', 'x', 'u', 'U', '\n', '\r':
+					return true
+				}
+			}
+		case '&':
+			// An anchor: '&' starting a token, followed by a name.
+			// Shell's "a && b" is not one.
+			if i+1 < len(doc) && doc[i+1] != '&' && anchorChar(doc[i+1]) && (i == 0 || tokenStart(doc[i-1])) {
+				return true
+			}
+		case '?':
+			// An explicit key: '?' starting a token, followed by a blank.
+			if (i+1 == len(doc) || doc[i+1] == ' ' || doc[i+1] == '\t' || doc[i+1] == '\n' || doc[i+1] == '\r') &&
+				(i == 0 || tokenStart(doc[i-1])) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func tokenStart(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '[' || c == '{' || c == ','
+}
+
+func anchorChar(c byte) bool {
+	return c > ' ' && c < 0x7f && c != ',' && c != '[' && c != ']' && c != '{' && c != '}' || c >= 0x80
+}
