@@ -1,0 +1,251 @@
+package cluster
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// InfoAPIVersion and InfoKind name the dump document that records what the
+// live read knew besides the objects.
+const (
+	InfoAPIVersion = "kubedra.dev/v1alpha1"
+	InfoKind       = "ClusterInfo"
+)
+
+// Info is the ClusterInfo document at the end of a dump.
+type Info struct {
+	APIVersion          string    `json:"apiVersion"`
+	Kind                string    `json:"kind"`
+	ServerVersion       string    `json:"serverVersion,omitempty"`
+	ResourceAPIVersions []string  `json:"resourceAPIVersions"`
+	Namespace           string    `json:"namespace,omitempty"`
+	Read                []string  `json:"read"`
+	Problems            []Problem `json:"problems,omitempty"`
+}
+
+// DumpWriter writes objects as a multi-document YAML stream, as they are
+// read. A nil *DumpWriter discards everything, so readers call it blindly.
+type DumpWriter struct {
+	w   *bufio.Writer
+	err error
+}
+
+// NewDumpWriter starts a dump on w.
+func NewDumpWriter(w io.Writer) *DumpWriter { return &DumpWriter{w: bufio.NewWriterSize(w, 1<<16)} }
+
+// Write writes a typed object; list items carry no apiVersion and kind, so
+// they are given. managedFields are dropped: they are large and no check
+// reads them.
+func (d *DumpWriter) Write(obj runtime.Object, apiVersion, kind string) {
+	if d == nil || d.err != nil {
+		return
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		d.err = err
+		return
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	d.WriteUnstructured(u)
+}
+
+// WriteUnstructured writes an unstructured object.
+func (d *DumpWriter) WriteUnstructured(u *unstructured.Unstructured) {
+	if d == nil || d.err != nil {
+		return
+	}
+	o := u.Object
+	if md, ok := o["metadata"].(map[string]any); ok {
+		if _, has := md["managedFields"]; has {
+			md2 := make(map[string]any, len(md))
+			for k, v := range md {
+				if k != "managedFields" {
+					md2[k] = v
+				}
+			}
+			o2 := make(map[string]any, len(o))
+			for k, v := range o {
+				o2[k] = v
+			}
+			o2["metadata"] = md2
+			o = o2
+		}
+	}
+	d.doc(o)
+}
+
+func (d *DumpWriter) doc(v any) {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		d.err = err
+		return
+	}
+	if _, err := d.w.WriteString("---\n"); err != nil {
+		d.err = err
+		return
+	}
+	if _, err := d.w.Write(b); err != nil {
+		d.err = err
+	}
+}
+
+// Close writes the ClusterInfo document for f and flushes.
+func (d *DumpWriter) Close(f *Facts) error {
+	if d == nil {
+		return nil
+	}
+	d.doc(Info{APIVersion: InfoAPIVersion, Kind: InfoKind, ServerVersion: f.ServerVersion,
+		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, Read: f.Read, Problems: f.Problems})
+	if d.err != nil {
+		return d.err
+	}
+	return d.w.Flush()
+}
+
+// dumpResources are the resource types a live read covers; a dump without
+// ClusterInfo (kubectl's) that holds none of one of them reports it.
+var dumpResources = map[string]string{
+	"Node": "nodes", "DaemonSet": "daemonsets.apps", "ReplicaSet": "replicasets.apps", "Job": "jobs.batch",
+	"Pod": "pods", "ResourceQuota": "resourcequotas", "DeviceClass": "deviceclasses.resource.k8s.io",
+	"ResourceSlice": "resourceslices.resource.k8s.io", "ResourceClaim": "resourceclaims.resource.k8s.io",
+	"ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
+}
+
+// ReadDump reads a dump written by Reader (or kubectl get -o yaml|json
+// output: a kind: List, or documents) and returns the same Facts the live
+// read gave. Objects of other kinds are ignored.
+func ReadDump(r io.Reader) (*Facts, error) {
+	c := NewCollector()
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 1<<16)
+	var info *Info
+	seen := map[string]bool{}
+	resourceVersions := map[string]bool{}
+	for n := 0; ; n++ {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("document %d: %w", n+1, err)
+		}
+		if m == nil {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetAPIVersion() == InfoAPIVersion && u.GetKind() == InfoKind {
+			info = &Info{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, info); err != nil {
+				return nil, fmt.Errorf("document %d: %s: %w", n+1, InfoKind, err)
+			}
+			continue
+		}
+		items := []*unstructured.Unstructured{u}
+		if u.IsList() {
+			l, err := u.ToList()
+			if err != nil {
+				return nil, fmt.Errorf("document %d: %w", n+1, err)
+			}
+			items = items[:0]
+			for i := range l.Items {
+				items = append(items, &l.Items[i])
+			}
+		}
+		for _, it := range items {
+			if err := addObject(c, it); err != nil {
+				return nil, fmt.Errorf("document %d: %s %s/%s: %w", n+1, it.GetKind(), it.GetNamespace(), it.GetName(), err)
+			}
+			seen[it.GetKind()] = true
+			if g, v, ok := strings.Cut(it.GetAPIVersion(), "/"); ok && g == "resource.k8s.io" {
+				resourceVersions[v] = true
+			}
+		}
+	}
+	if info != nil {
+		c.SetServer(info.ServerVersion, info.ResourceAPIVersions)
+		c.SetNamespace(info.Namespace)
+		for _, r := range info.Read {
+			c.MarkRead(r)
+		}
+		for _, p := range info.Problems {
+			c.AddProblem(p.Resource, p.Reason)
+		}
+		return c.Facts(), nil
+	}
+	// kubectl output: no server version; the served resource.k8s.io
+	// versions are those the objects were written in.
+	var served []string
+	for v := range resourceVersions {
+		served = append(served, v)
+	}
+	slices.SortFunc(served, compareAPIVersions)
+	c.SetServer("", served)
+	for kind, res := range dumpResources {
+		if seen[kind] {
+			c.MarkRead(res)
+		} else {
+			c.AddProblem(res, "not in the dump (or none exist)")
+		}
+	}
+	return c.Facts(), nil
+}
+
+func addObject(c *Collector, u *unstructured.Unstructured) error {
+	conv := func(into any) error {
+		return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+	}
+	switch u.GetAPIVersion() + " " + u.GetKind() {
+	case "v1 Node":
+		var o corev1.Node
+		if err := conv(&o); err != nil {
+			return err
+		}
+		c.AddNode(&o)
+	case "v1 Pod":
+		var o corev1.Pod
+		if err := conv(&o); err != nil {
+			return err
+		}
+		c.AddPod(&o)
+	case "v1 ResourceQuota":
+		var o corev1.ResourceQuota
+		if err := conv(&o); err != nil {
+			return err
+		}
+		c.AddQuota(&o)
+	case "apps/v1 DaemonSet":
+		var o appsv1.DaemonSet
+		if err := conv(&o); err != nil {
+			return err
+		}
+		c.AddDaemonSet(&o)
+	case "apps/v1 ReplicaSet":
+		var o appsv1.ReplicaSet
+		if err := conv(&o); err != nil {
+			return err
+		}
+		c.AddReplicaSet(&o)
+	case "batch/v1 Job":
+		var o batchv1.Job
+		if err := conv(&o); err != nil {
+			return err
+		}
+		c.AddJob(&o)
+	default:
+		c.AddUnstructured(u)
+	}
+	return nil
+}

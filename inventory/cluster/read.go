@@ -1,0 +1,279 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+// DefaultPageSize is the Limit of each list call.
+const DefaultPageSize = 500
+
+// ResourceVersions are the resource.k8s.io versions kubedra can read,
+// newest first.
+var ResourceVersions = []string{"v1", "v1beta2", "v1beta1"}
+
+// Reader reads a cluster into Facts. It only gets and lists.
+type Reader struct {
+	Client    kubernetes.Interface
+	Dynamic   dynamic.Interface
+	Discovery discovery.DiscoveryInterface // defaults to Client.Discovery()
+	// Namespace scopes pods, ReplicaSets, Jobs, quotas and claims; "" = all.
+	Namespace string
+	// PageSize is the list Limit; 0 means DefaultPageSize.
+	PageSize int64
+	// Dump, when set, receives every object read (see WriteDump).
+	Dump io.Writer
+	// Progress, when set, is called after each page with the resource and
+	// the number of its objects read so far.
+	Progress func(resource string, n int)
+}
+
+// Read reads the cluster. It returns an error only when the cluster cannot
+// be reached at all (discovery of the server version fails); anything else
+// that cannot be read becomes a Problem in the Facts.
+func (r *Reader) Read(ctx context.Context) (*Facts, error) {
+	disc := r.Discovery
+	if disc == nil {
+		disc = r.Client.Discovery()
+	}
+	c := NewCollector()
+	c.SetNamespace(r.Namespace)
+	var dump *DumpWriter
+	if r.Dump != nil {
+		dump = NewDumpWriter(r.Dump)
+	}
+
+	sv, err := disc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("reading the server version: %w", err)
+	}
+	served, operatorGVRs, derr := discover(disc)
+	if derr != nil {
+		c.AddProblem("discovery", derr.Error())
+	}
+	c.SetServer(sv.GitVersion, served)
+
+	lim := r.PageSize
+	if lim <= 0 {
+		lim = DefaultPageSize
+	}
+	add := func(resource string, err error) {
+		if err != nil {
+			c.AddProblem(resource, reason(err))
+			return
+		}
+		c.MarkRead(resource)
+	}
+	core, apps, batch := r.Client.CoreV1(), r.Client.AppsV1(), r.Client.BatchV1()
+	ns := r.Namespace
+
+	add("nodes", page(ctx, lim, r.progress("nodes"), func(o metav1.ListOptions) (*corev1.NodeList, error) {
+		return core.Nodes().List(ctx, o)
+	}, func(l *corev1.NodeList) (string, int) {
+		for i := range l.Items {
+			dump.Write(&l.Items[i], "v1", "Node")
+			c.AddNode(&l.Items[i])
+		}
+		return l.Continue, len(l.Items)
+	}))
+	// DaemonSets are read in every namespace: plugins live in kube-system
+	// or an operator namespace whatever -n says.
+	add("daemonsets.apps", page(ctx, lim, r.progress("daemonsets"), func(o metav1.ListOptions) (*appsv1.DaemonSetList, error) {
+		return apps.DaemonSets("").List(ctx, o)
+	}, func(l *appsv1.DaemonSetList) (string, int) {
+		for i := range l.Items {
+			dump.Write(&l.Items[i], "apps/v1", "DaemonSet")
+			c.AddDaemonSet(&l.Items[i])
+		}
+		return l.Continue, len(l.Items)
+	}))
+	add("replicasets.apps", page(ctx, lim, r.progress("replicasets"), func(o metav1.ListOptions) (*appsv1.ReplicaSetList, error) {
+		return apps.ReplicaSets(ns).List(ctx, o)
+	}, func(l *appsv1.ReplicaSetList) (string, int) {
+		for i := range l.Items {
+			dump.Write(&l.Items[i], "apps/v1", "ReplicaSet")
+			c.AddReplicaSet(&l.Items[i])
+		}
+		return l.Continue, len(l.Items)
+	}))
+	add("jobs.batch", page(ctx, lim, r.progress("jobs"), func(o metav1.ListOptions) (*batchv1.JobList, error) {
+		return batch.Jobs(ns).List(ctx, o)
+	}, func(l *batchv1.JobList) (string, int) {
+		for i := range l.Items {
+			dump.Write(&l.Items[i], "batch/v1", "Job")
+			c.AddJob(&l.Items[i])
+		}
+		return l.Continue, len(l.Items)
+	}))
+	add("pods", page(ctx, lim, r.progress("pods"), func(o metav1.ListOptions) (*corev1.PodList, error) {
+		return core.Pods(ns).List(ctx, o)
+	}, func(l *corev1.PodList) (string, int) {
+		for i := range l.Items {
+			dump.Write(&l.Items[i], "v1", "Pod")
+			c.AddPod(&l.Items[i])
+		}
+		return l.Continue, len(l.Items)
+	}))
+	add("resourcequotas", page(ctx, lim, r.progress("resourcequotas"), func(o metav1.ListOptions) (*corev1.ResourceQuotaList, error) {
+		return core.ResourceQuotas(ns).List(ctx, o)
+	}, func(l *corev1.ResourceQuotaList) (string, int) {
+		for i := range l.Items {
+			dump.Write(&l.Items[i], "v1", "ResourceQuota")
+			c.AddQuota(&l.Items[i])
+		}
+		return l.Continue, len(l.Items)
+	}))
+
+	// resource.k8s.io in the newest served version.
+	draResources := []struct {
+		name       string
+		namespaced bool
+	}{{"deviceclasses", false}, {"resourceslices", false}, {"resourceclaims", true}, {"resourceclaimtemplates", true}}
+	if len(served) == 0 {
+		for _, d := range draResources {
+			c.AddProblem(d.name+".resource.k8s.io", "resource.k8s.io is not served by this cluster")
+		}
+	} else {
+		for _, d := range draResources {
+			gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: served[0], Resource: d.name}
+			rn := d.name + ".resource.k8s.io"
+			var ri dynamic.ResourceInterface = r.Dynamic.Resource(gvr)
+			if d.namespaced {
+				ri = r.Dynamic.Resource(gvr).Namespace(ns)
+			}
+			add(rn, r.listUnstructured(ctx, ri, lim, rn, c, dump))
+		}
+	}
+	for _, gvr := range operatorGVRs {
+		rn := gvr.Resource + "." + gvr.Group
+		add(rn, r.listUnstructured(ctx, r.Dynamic.Resource(gvr), lim, rn, c, dump))
+	}
+
+	f := c.Facts()
+	if dump != nil {
+		if err := dump.Close(f); err != nil {
+			return f, fmt.Errorf("writing the dump: %w", err)
+		}
+	}
+	return f, nil
+}
+
+func (r *Reader) listUnstructured(ctx context.Context, ri dynamic.ResourceInterface, lim int64, name string, c *Collector, dump *DumpWriter) error {
+	return page(ctx, lim, r.progress(name), func(o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+		return ri.List(ctx, o)
+	}, func(l *unstructured.UnstructuredList) (string, int) {
+		for i := range l.Items {
+			u := &l.Items[i]
+			dump.WriteUnstructured(u)
+			c.AddUnstructured(u)
+		}
+		return l.GetContinue(), len(l.Items)
+	})
+}
+
+func (r *Reader) progress(resource string) func(int) {
+	if r.Progress == nil {
+		return nil
+	}
+	return func(n int) { r.Progress(resource, n) }
+}
+
+// page lists with Limit/Continue, handing each page to fold before asking
+// for the next, so that only one page is held at a time.
+func page[L any](ctx context.Context, limit int64, progress func(int), list func(metav1.ListOptions) (L, error), fold func(L) (string, int)) error {
+	opts := metav1.ListOptions{Limit: limit}
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l, err := list(opts)
+		if err != nil {
+			return err
+		}
+		cont, n := fold(l)
+		total += n
+		if progress != nil {
+			progress(total)
+		}
+		if cont == "" {
+			return nil
+		}
+		opts.Continue = cont
+	}
+}
+
+// discover returns the served resource.k8s.io versions (newest first) and
+// the GPU Operator resources that exist.
+func discover(d discovery.DiscoveryInterface) (served []string, operators []schema.GroupVersionResource, err error) {
+	groups, err := d.ServerGroups()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, g := range groups.Groups {
+		switch g.Name {
+		case "resource.k8s.io":
+			for _, v := range g.Versions {
+				served = append(served, v.Version)
+			}
+		case "nvidia.com":
+			for _, v := range g.Versions {
+				rl, err := d.ServerResourcesForGroupVersion(g.Name + "/" + v.Version)
+				if err != nil {
+					continue
+				}
+				for _, res := range rl.APIResources {
+					if (res.Kind == "ClusterPolicy" || res.Kind == "GPUCluster") && !strings.Contains(res.Name, "/") {
+						operators = append(operators, schema.GroupVersionResource{Group: g.Name, Version: v.Version, Resource: res.Name})
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(served, compareAPIVersions)
+	return served, operators, nil
+}
+
+// compareAPIVersions orders v1 < v1beta2 < v1beta1 < v1alpha3 (newest first).
+func compareAPIVersions(a, b string) int {
+	rank := func(v string) int {
+		if i := slices.Index([]string{"v1", "v1beta2", "v1beta1", "v1alpha3"}, v); i >= 0 {
+			return i
+		}
+		return 10
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(a, b)
+}
+
+// reason turns a list error into the short text of a Problem.
+func reason(err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		var se apierrors.APIStatus
+		if errors.As(err, &se) && se.Status().Message != "" {
+			return "forbidden: " + se.Status().Message
+		}
+		return "forbidden"
+	case apierrors.IsNotFound(err):
+		return "not served by this cluster"
+	}
+	return err.Error()
+}
