@@ -10,7 +10,6 @@ import (
 	resourcev1beta2 "k8s.io/api/resource/v1beta2"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigyaml "sigs.k8s.io/yaml"
-
 )
 
 // strictDecode decodes an RNode into the Go type of its apiVersion/kind,

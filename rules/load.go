@@ -541,6 +541,11 @@ func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
 			add(at("deviceClass"), "deviceClass: %v", err)
 		}
 	}
+	for i, ex := range r.Examples {
+		if r.Resource != "" && ex != r.Resource || r.re != nil && !r.re.MatchString(ex) {
+			add(at("examples", i), "example %q does not match the rule's resource", ex)
+		}
+	}
 	if c := r.Count; c != nil && c.UnitsPerDevice < 1 {
 		add(at("count"), "count.unitsPerDevice must be at least 1")
 	}

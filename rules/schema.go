@@ -91,6 +91,9 @@ type Rule struct {
 	Disabled bool `yaml:"disabled,omitempty" json:"disabled,omitempty"`
 	// Notes are for people reading `rules show`; they do not change output.
 	Notes string `yaml:"notes,omitempty" json:"notes,omitempty"`
+	// Examples are resource names the rule must match (checked on load;
+	// `rules list` shows them and tests resolve them).
+	Examples []string `yaml:"examples,omitempty" json:"examples,omitempty"`
 }
 
 // When is a condition on a pod template's scheduling hints.
