@@ -24,7 +24,8 @@ test: ## unit, golden and CLI script tests (reads ../shared/corpus when present)
 	$(GO) test ./...
 
 e2e: build ## tests against a real control plane built from Go modules (first build 15-40 min, cached)
-	cd test/e2e && K8S_VERSION=$(K8S_VERSION) KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./...
+	cd test/e2e && K8S_VERSION=$(K8S_VERSION) $(GO) run ./cmd/lcp build >/dev/null
+	cd test/e2e && K8S_VERSION=$(K8S_VERSION) KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
 
 ci: verify test e2e ## what .ci/run runs
 
