@@ -53,9 +53,10 @@ func nameChar(c byte) bool { return domainChar(c) || c == '_' }
 // or `requests` key (or a Spark gpu field, whose name is a value). So a
 // document with a request must contain:
 //   - the text "limits" or "requests", or "Spark";
-//   - a name domain/name, written as a key: followed (after an optional
-//     closing quote and blanks) by ':' (block or flow mapping), or by ',' or
-//     '}' (a flow-mapping key without a value).
+//   - a name domain/name, written as a key: at the start of a token
+//     (after a blank, '{', '[', ',' or a quote) and followed, after an
+//     optional closing quote and blanks, by ':' (and a blank, unless the
+//     key was quoted: JSON) or by ',' or '}' (a flow key without a value).
 //
 // Text can hide either through escapes in double-quoted scalars (\/, \x,
 // \u, \U, an escaped line break), through an alias used as a key (which
@@ -82,7 +83,7 @@ func MayRequest(doc []byte) bool {
 		for start > 0 && domainChar(doc[start-1]) {
 			start--
 		}
-		if start == slash {
+		if start == slash || start > 0 && !keyStart(doc[start-1]) {
 			continue
 		}
 		end := slash + 1
@@ -96,14 +97,25 @@ func MayRequest(doc []byte) bool {
 			continue
 		}
 		j := end
-		if j < len(doc) && (doc[j] == '"' || doc[j] == '\'') {
+		quoted := j < len(doc) && (doc[j] == '"' || doc[j] == '\'')
+		if quoted {
 			j++
 		}
 		for j < len(doc) && (doc[j] == ' ' || doc[j] == '\t') {
 			j++
 		}
-		if j < len(doc) && (doc[j] == ':' || doc[j] == ',' || doc[j] == '}') {
+		if j == len(doc) {
+			continue
+		}
+		switch doc[j] {
+		case ',', '}':
 			return true
+		case ':':
+			// A plain key needs a blank after ':' (nvidia/cuda:12 is a
+			// value); a quoted (JSON-like) key does not.
+			if quoted || j+1 == len(doc) || blank(doc[j+1]) {
+				return true
+			}
 		}
 	}
 }
@@ -136,6 +148,13 @@ func hidesText(doc []byte) bool {
 	}
 	return false
 }
+
+// keyStart reports whether c can precede a mapping key's first character.
+func keyStart(c byte) bool {
+	return blank(c) || c == '{' || c == '[' || c == ',' || c == '"' || c == '\''
+}
+
+func blank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func tokenStart(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '[' || c == '{' || c == ','

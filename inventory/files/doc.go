@@ -6,7 +6,8 @@
 //
 // Read walks its paths in the order given (directories recursively, in
 // lexical order, keeping .yaml, .yml and .json files; a file named
-// explicitly is read whatever its extension) and calls fn once per file,
+// explicitly is read whatever its extension; directories whose name starts
+// with a dot, such as .git, are not entered) and calls fn once per file,
 // or once per batch of documents when Options.Batch is set:
 //
 //	err := files.Read(ctx, []string{"./manifests", "-"}, os.Stdin, files.Options{}, func(f *files.File) error {
@@ -46,11 +47,14 @@
 //
 // # Skips and errors
 //
-// Nothing is dropped silently. A document holding Go template actions
-// ({{ }} outside quoted strings, i.e. an unrendered Helm template), a
+// Nothing is dropped silently. An unrendered Go (Helm) template, a
 // document that does not parse, and a symlink that leaves the root it was
 // found under (or is dangling) are listed in File.Skips with a reason and,
-// where one exists, a line. File.ParseErrors counts the skips that are
+// where one exists, a line. A document is a template when it holds `{{`
+// and either does not parse with an action where YAML structure is expected,
+// or parses but an action became a mapping keyed by a mapping (`{{ x }}`
+// outside quotes); template text inside strings (Argo's "{{inputs.x}}", a
+// config file in a block scalar) is data. File.ParseErrors counts the skips that are
 // parse failures, and File.Err is set when the file could not be read at
 // all; both are failures for a caller (exit code 1), whereas template and
 // symlink skips are failures only under --strict. When a file has skips,
@@ -67,7 +71,8 @@
 //
 // Options.Filter sees the raw bytes of each document before it is parsed;
 // documents it rejects are counted in File.Documents but not decoded (and
-// so not checked for syntax errors). Detection supplies a filter that can
+// so not checked for syntax errors; documents holding `{{` or that could be
+// a `kind: List` are always decoded). Detection supplies a filter that can
 // never reject a document with a device request (detect.MayRequest).
 //
 // This package does not write files and does not consult rules.
