@@ -212,7 +212,7 @@ func (b *builder) doc(d *doc) error {
 			case dec.Status == rules.DRABacked:
 				b.diag(Info, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
 			default:
-				b.diag(Warning, f, "left unchanged: no rule maps "+f.Resource+suffix(dec.Reason), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
+				b.diag(Warning, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
 			}
 		}
 		if mapped {

@@ -224,8 +224,8 @@ func TestBuildDecisions(t *testing.T) {
 	}{
 		{"without --allow-lossy nothing moves", false, 0, []string{
 			"warning a.yaml:10 lossy: left unchanged: the mapping is lossy",
-			"warning a.yaml:11 unmapped: left unchanged: no rule maps fpga.example.org/x",
-			"warning a.yaml:12 shell: left unchanged: no rule maps nvidia.com/gpu: quantity \"$GPUS\"",
+			"warning a.yaml:11 unmapped: left unchanged: no rule for fpga.example.org/x",
+			"warning a.yaml:12 shell: left unchanged: quantity \"$GPUS\"",
 			"info a.yaml:13 skip: ignored: runs on the old pool",
 			"warning a.yaml:14 w: Widget is not a known workload kind",
 		}},
