@@ -165,6 +165,8 @@ type parsed struct {
 	file  File
 	rules []*rule
 	hints []*hintRule
+	// enableLines and disableLines locate Enable and Disable entries.
+	enableLines, disableLines []int
 }
 
 func build(srcs []source) (*Set, LoadErrors) {
@@ -195,18 +197,18 @@ func build(srcs []source) (*Set, LoadErrors) {
 				s.naming.Requests = mergeMap(s.naming.Requests, n.Requests)
 				s.naming.Claims = mergeMap(s.naming.Claims, n.Claims)
 			}
-			for _, id := range p.file.Enable {
+			for i, id := range p.file.Enable {
 				r := byID[id]
 				if r == nil {
-					errs = append(errs, LoadError{File: src.name, Msg: fmt.Sprintf("enable: no rule with id %q", id)})
+					errs = append(errs, LoadError{File: src.name, Line: p.enableLines[i], Msg: fmt.Sprintf("enable: no rule with id %q", id)})
 					continue
 				}
 				r.disabled = false
 			}
-			for _, id := range p.file.Disable {
+			for i, id := range p.file.Disable {
 				r := byID[id]
 				if r == nil {
-					errs = append(errs, LoadError{File: src.name, Msg: fmt.Sprintf("disable: no rule with id %q", id)})
+					errs = append(errs, LoadError{File: src.name, Line: p.disableLines[i], Msg: fmt.Sprintf("disable: no rule with id %q", id)})
 					continue
 				}
 				r.disabled = true
@@ -338,6 +340,12 @@ func (p *parsed) validate(node *yaml.Node) LoadErrors {
 		errs = append(errs, LoadError{File: p.src.name, Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
 	f := &p.file
+	for i := range f.Enable {
+		p.enableLines = append(p.enableLines, lineOf(node, "enable", i))
+	}
+	for i := range f.Disable {
+		p.disableLines = append(p.disableLines, lineOf(node, "disable", i))
+	}
 	if f.APIVersion != APIVersion {
 		add(lineOf(node, "apiVersion"), "apiVersion is %q, want %s", f.APIVersion, APIVersion)
 	}

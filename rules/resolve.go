@@ -278,6 +278,9 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 			st.d.Loss = fmt.Sprintf("%d %s → %d device(s) at %d per device: %s", n, pr.Resource, st.count, per, r.Loss)
 		}
 		st.d.Count = st.count
+		if r.Capacity != nil {
+			st.d.Count = 0 // a capacity (MiB, percent), not devices
+		}
 	}
 
 	// Pass 2: capacity resources (HAMi) attach to a request of the same
