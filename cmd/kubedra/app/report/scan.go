@@ -1,0 +1,295 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// ScanFormats are the formats Scan renders; the first is the default.
+var ScanFormats = []string{"table", "wide", "json", "yaml"}
+
+// Style says how to render for people.
+type Style struct {
+	// Profile is the colour profile from ColorProfile; colorprofile.NoTTY
+	// (or the zero value) renders plain text.
+	Profile colorprofile.Profile
+}
+
+// Scan writes r to w in format (table, wide, json or yaml).
+func Scan(w io.Writer, r plan.Report, format string, s Style) error {
+	switch format {
+	case "json":
+		return JSON(w, r)
+	case "yaml":
+		return YAML(w, r)
+	case "", "table":
+		return table(w, r, s, false)
+	case "wide":
+		return table(w, r, s, true)
+	}
+	return fmt.Errorf("unknown output format %q: use %s", format, strings.Join(ScanFormats, ", "))
+}
+
+// JSON writes v as indented JSON with a trailing newline.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// YAML writes v as YAML, with the field names of its JSON encoding.
+func YAML(w io.Writer, v any) error {
+	b, err := sigsyaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+var (
+	headerStyle = lipgloss.NewStyle().Bold(true)
+	dimStyle    = lipgloss.NewStyle().Faint(true)
+	statusStyle = map[string]lipgloss.Style{
+		string(rules.Mappable):  lipgloss.NewStyle().Foreground(lipgloss.Green),
+		string(rules.Lossy):     lipgloss.NewStyle().Foreground(lipgloss.Yellow),
+		string(rules.Unmapped):  lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true),
+		string(rules.DRABacked): lipgloss.NewStyle().Foreground(lipgloss.Blue),
+		"ignored":               lipgloss.NewStyle().Faint(true),
+	}
+)
+
+// StatusText is the status a person sees: the rules' status, or "ignored"
+// for a finding excluded by a kubedra.io/ignore annotation.
+func StatusText(it plan.Item) string {
+	if it.Ignored != "" {
+		return "ignored"
+	}
+	return string(it.Status)
+}
+
+// Location is file:line, or file for line 0.
+func Location(file string, line int) string {
+	if line <= 0 {
+		return file
+	}
+	return file + ":" + strconv.Itoa(line)
+}
+
+// Workload is Kind/namespace/name (namespace omitted when empty).
+func Workload(it plan.Item) string {
+	parts := []string{it.Kind}
+	if it.Namespace != "" {
+		parts = append(parts, it.Namespace)
+	}
+	name := it.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	return strings.Join(append(parts, name), "/")
+}
+
+// Container is the container name with its type when it is not a regular
+// container, e.g. "setup (init)".
+func Container(it plan.Item) string {
+	name := it.Container
+	if name == "" {
+		name = "#" + strconv.Itoa(it.ContainerIndex)
+	}
+	if it.ContainerType != "" && it.ContainerType != "container" {
+		name += " (" + string(it.ContainerType) + ")"
+	}
+	return name
+}
+
+// Quantity is limit and request as written, "2" when they agree.
+func Quantity(it plan.Item) string {
+	switch {
+	case it.Limit == "" && it.Request == "":
+		return "-"
+	case it.Limit == "" || it.Limit == it.Request:
+		return firstNonEmpty(it.Limit, it.Request)
+	case it.Request == "":
+		return it.Limit
+	}
+	return it.Limit + "/" + it.Request
+}
+
+// Mapping summarises the decision: the DeviceClass and count, or why not.
+func Mapping(it plan.Item) string {
+	m := it.Mapping
+	var s string
+	switch {
+	case m.DeviceClass != "":
+		s = m.DeviceClass
+		if m.Count > 0 {
+			s += " x" + strconv.FormatInt(m.Count, 10)
+		}
+		if n := len(m.Selectors); n > 0 {
+			s += fmt.Sprintf(" (%d selector%s)", n, sfx(n))
+		}
+	case m.Reason != "":
+		s = m.Reason
+	default:
+		s = "-"
+	}
+	if it.Ignored != "" {
+		s = "ignored: " + it.Ignored
+	}
+	return s
+}
+
+func sfx(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// table renders findings as aligned columns, then skips and a summary.
+// Cells are never truncated: off a terminal the output must stay greppable,
+// and on one a wrapped line beats a lost path.
+func table(out io.Writer, r plan.Report, s Style, wide bool) error {
+	w := Writer(out, s.Profile)
+	var b strings.Builder
+	if len(r.Findings) > 0 {
+		header := []string{"LOCATION", "WORKLOAD", "CONTAINER", "RESOURCE", "QTY", "STATUS", "DRA"}
+		if wide {
+			header = []string{"LOCATION", "WORKLOAD", "POD TEMPLATE", "CONTAINER", "RESOURCE", "LIMIT", "REQUEST",
+				"STATUS", "DRA", "RULE", "HINTS", "NOTE"}
+		}
+		rows := [][]string{header}
+		statusCol := 5
+		if wide {
+			statusCol = 7
+		}
+		for _, it := range r.Findings {
+			if !wide {
+				rows = append(rows, []string{Location(it.File, it.Line), Workload(it), Container(it), it.Resource,
+					Quantity(it), StatusText(it), Mapping(it)})
+				continue
+			}
+			rule := "-"
+			if it.Mapping.Rule != nil {
+				rule = it.Mapping.Rule.ID
+			}
+			var hints []string
+			for _, h := range it.Hints {
+				hints = append(hints, h.Key)
+			}
+			rows = append(rows, []string{Location(it.File, it.Line), Workload(it), it.PodTemplatePath, Container(it),
+				it.Resource, dash(it.Limit), dash(it.Request), StatusText(it), Mapping(it), rule,
+				dash(strings.Join(hints, ",")), dash(firstNonEmpty(it.Mapping.Loss, it.Mapping.Fix))})
+		}
+		writeRows(&b, rows, func(row, col int, cell string) string {
+			switch {
+			case row == 0:
+				return headerStyle.Render(cell)
+			case col == statusCol:
+				if st, ok := statusStyle[cell]; ok {
+					return st.Render(cell)
+				}
+			}
+			return cell
+		})
+	}
+	if len(r.Skipped) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(headerStyle.Render(fmt.Sprintf("Skipped %d input%s:", len(r.Skipped), sfx(len(r.Skipped)))))
+		b.WriteString("\n")
+		rows := make([][]string, 0, len(r.Skipped))
+		for _, sk := range r.Skipped {
+			rows = append(rows, []string{"  " + Location(sk.File, sk.Line), sk.Reason})
+		}
+		writeRows(&b, rows, nil)
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(dimStyle.Render(summary(r.Summary)))
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writeRows pads cells to their column's width (measured on the plain
+// text) and styles them with style, which may be nil.
+func writeRows(b *strings.Builder, rows [][]string, style func(row, col int, cell string) string) {
+	var widths []int
+	for _, row := range rows {
+		for i, c := range row {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], lipgloss.Width(c))
+		}
+	}
+	for r, row := range rows {
+		for i, c := range row {
+			cell := c
+			if style != nil {
+				cell = style(r, i, c)
+			}
+			b.WriteString(cell)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-lipgloss.Width(c)+2))
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// summary is the last line of the table formats.
+func summary(s plan.Summary) string {
+	where := fmt.Sprintf("%d file%s, %d document%s", s.Files, sfx(s.Files), s.Documents, sfx(s.Documents))
+	if s.Findings == 0 {
+		line := "No device-plugin requests found (" + where + ")"
+		if s.Skipped > 0 {
+			line += fmt.Sprintf("; %d skipped", s.Skipped)
+		}
+		return line + "."
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		name string
+	}{{s.Mappable, "mappable"}, {s.Lossy, "lossy"}, {s.Unmapped, "unmapped"}, {s.DRABacked, "dra-backed"}, {s.Ignored, "ignored"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
+		}
+	}
+	line := fmt.Sprintf("%d request%s (%s) in %s", s.Findings, sfx(s.Findings), strings.Join(parts, ", "), where)
+	if s.Skipped > 0 {
+		line += fmt.Sprintf("; %d skipped", s.Skipped)
+	}
+	return line + "."
+}
