@@ -197,8 +197,14 @@ func Document(root *yaml.RNode, dp *plan.DocPlan) error {
 	if root.YNode().Kind == yaml.DocumentNode {
 		root = yaml.NewRNode(root.YNode().Content[0])
 	}
-	if k, n := root.GetKind(), root.GetName(); k != dp.Kind || n != dp.Name {
-		return fmt.Errorf("document is %s/%s, the plan is for %s/%s", k, n, dp.Kind, dp.Name)
+	name := root.GetName()
+	if name == "" {
+		if gn, err := root.Pipe(yaml.Lookup("metadata", "generateName")); err == nil && gn != nil {
+			name = yaml.GetValue(gn)
+		}
+	}
+	if k := root.GetKind(); k != dp.Kind || name != dp.Name {
+		return fmt.Errorf("document is %s/%s, the plan is for %s/%s", k, name, dp.Kind, dp.Name)
 	}
 	for _, pe := range dp.Pods {
 		spec, err := lookup(root, pe.Path)
@@ -232,20 +238,25 @@ func listField(t inventory.ContainerType) string {
 }
 
 func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
-	list, err := spec.Pipe(yaml.Lookup(listField(ce.Type)))
-	if err != nil || list == nil || list.YNode().Kind != yaml.SequenceNode {
-		return fmt.Errorf("%s list not found", listField(ce.Type))
-	}
 	var c *yaml.RNode
-	for i, el := range list.YNode().Content {
-		rn := yaml.NewRNode(el)
-		if ce.Name != "" && yaml.GetValue(rn.Field("name").Value) == ce.Name || ce.Name == "" && i == ce.Index {
-			c = rn
-			break
+	if list := spec.Field(listField(ce.Type)); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
+		for i, el := range list.Value.YNode().Content {
+			rn := yaml.NewRNode(el)
+			if ce.Name != "" && el.Kind == yaml.MappingNode && yaml.GetValue(rn.Field("name").Value) == ce.Name || ce.Name == "" && i == ce.Index {
+				c = rn
+				break
+			}
+		}
+	}
+	if c == nil && ce.Name != "" && ce.Type == inventory.Container {
+		// A container held under its own key, as KServe model specs are
+		// (spec.predictor.tensorflow).
+		if f := spec.Field(ce.Name); f != nil && f.Value.YNode().Kind == yaml.MappingNode {
+			c = f.Value
 		}
 	}
 	if c == nil {
-		return fmt.Errorf("container %q not found", ce.Name)
+		return fmt.Errorf("container %q not found in %s", ce.Name, listField(ce.Type))
 	}
 	res, err := c.Pipe(yaml.LookupCreate(yaml.MappingNode, "resources"))
 	if err != nil {

@@ -90,7 +90,7 @@ func (e *Emitter) Emit(c Change) error {
 // Diff renders one change as a unified diff (a/ and b/ prefixes, as git
 // does, so `git apply` and `patch -p1` take it).
 func (e *Emitter) Diff(c Change) []byte {
-	name := filepath.ToSlash(c.Path)
+	name := strings.TrimPrefix(filepath.ToSlash(c.Path), "/")
 	d := diff.Diff("a/"+name, c.Old, "b/"+name, c.New)
 	// go-internal starts with a "diff a b" line that neither patch nor git
 	// needs; a new file is diffed against /dev/null.

@@ -191,6 +191,12 @@ func (b *builder) doc(d *doc) error {
 			}
 			continue
 		}
+		if why, ok := noClaims[apiGroup(f0.APIVersion)]; ok {
+			for _, f := range pd.findings {
+				b.diag(Warning, f, "left unchanged: "+why, "migrate the pods this "+f.Kind+" creates (for example with a pod spec patch) by hand")
+			}
+			continue
+		}
 		if f0.Generic {
 			for _, f := range pd.findings {
 				b.diag(Warning, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
@@ -364,10 +370,12 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 				kind = "ResourceClaim"
 			}
 			if objName == "" {
-				base := first.Name + "-" + c.Name
+				// A generateName ("job-") is a prefix: keep one dash.
+				wl := strings.TrimRight(first.Name, "-")
+				base := wl + "-" + c.Name
 				if len(distinct[c.Name]) > 1 {
 					if q := qualifier(pe.Path); q != "" {
-						base = first.Name + "-" + q + "-" + c.Name
+						base = wl + "-" + q + "-" + c.Name
 					}
 				}
 				objName = b.name(ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, Key(pd.findings[0])+"\x00"+c.Name, first.Kind)
@@ -448,6 +456,20 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 
 func sameClaim(a, b rules.Claim) bool {
 	return a.Shared == b.Shared && a.Name == b.Name && reflect.DeepEqual(a.Spec, b.Spec)
+}
+
+// noClaims are API groups whose pod templates have no place for resource
+// claims: their containers are not Kubernetes containers.
+var noClaims = map[string]string{
+	"argoproj.io":          "an Argo template is not a pod spec: it has no resourceClaims field",
+	"sparkoperator.k8s.io": "a SparkApplication asks for GPUs in its own gpu field, not in container resources",
+}
+
+func apiGroup(apiVersion string) string {
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		return g
+	}
+	return ""
 }
 
 func containerEdit(pe *PodEdit, f inventory.Finding) *ContainerEdit {
