@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -101,6 +103,7 @@ type Cluster struct {
 	Mapper *restmapper.DeferredDiscoveryRESTMapper
 
 	opts      Options
+	pki       *pki
 	log       io.Writer
 	procs     []*proc
 	spawn     chan spawnReq
@@ -206,7 +209,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.CAFile, c.Token = p.caCert, p.token
+	c.CAFile, c.Token, c.pki = p.caCert, p.token, p
 	ports, err := freePorts(5)
 	if err != nil {
 		return err
@@ -513,6 +516,10 @@ func tail(path string, n int) string {
 }
 
 func kubeconfig(server string, p *pki) []byte {
+	return kubeconfigFor(server, p.caPEM, p.adminCertPEM, p.adminKeyPEM)
+}
+
+func kubeconfigFor(server string, caPEM, certPEM, keyPEM []byte) []byte {
 	b64 := base64.StdEncoding.EncodeToString
 	return []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -530,5 +537,24 @@ contexts:
 - name: e2e
   context: {cluster: e2e, user: e2e-admin, namespace: default}
 current-context: e2e
-`, server, b64(p.caPEM), b64(p.adminCertPEM), b64(p.adminKeyPEM)))
+`, server, b64(caPEM), b64(certPEM), b64(keyPEM)))
+}
+
+// UserKubeconfig writes a kubeconfig for user (member of groups) with a
+// client certificate signed by the cluster CA, and returns its path. The user
+// has no permissions beyond what RBAC objects grant it: use it to test with a
+// restricted identity (e.g. the ClusterRole kubedra ships).
+func (c *Cluster) UserKubeconfig(user string, groups ...string) (string, error) {
+	name := nonDNS.ReplaceAllString(strings.ToLower(user), "-")
+	dir := filepath.Join(c.StateDir, "pki", "users")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	certPEM, keyPEM, err := c.pki.leaf(filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key"),
+		pkix.Name{CommonName: user, Organization: groups}, x509.ExtKeyUsageClientAuth, nil, nil)
+	if err != nil {
+		return "", fmt.Errorf("issuing a client certificate for %s: %w", user, err)
+	}
+	path := filepath.Join(c.StateDir, "kubeconfig-"+name)
+	return path, os.WriteFile(path, kubeconfigFor(c.APIServerURL, c.pki.caPEM, certPEM, keyPEM), 0o600)
 }

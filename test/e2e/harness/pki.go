@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -35,6 +36,7 @@ type pki struct {
 	caPrivate              *ecdsa.PrivateKey
 	notBefore, notAfter    time.Time
 	serialSeq              int64
+	mu                     sync.Mutex
 	serverIPs, serverNames []string
 }
 
@@ -136,9 +138,12 @@ func (p *pki) leaf(certPath, keyPath string, subject pkix.Name, usage x509.ExtKe
 	if err != nil {
 		return nil, nil, err
 	}
+	p.mu.Lock()
 	p.serialSeq++
+	serial := p.serialSeq
+	p.mu.Unlock()
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serialSeq),
+		SerialNumber: big.NewInt(serial),
 		Subject:      subject,
 		NotBefore:    p.notBefore,
 		NotAfter:     p.notAfter,
