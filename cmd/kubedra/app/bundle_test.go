@@ -1,0 +1,119 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubedra/kubedra/rules"
+)
+
+func bundleStreams() (IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb, LookupEnv: func(string) (string, bool) { return "", false }}, &out, &errb
+}
+
+func TestBundleFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    BundleOptions
+		wantErr string
+	}{
+		{name: "list", args: []string{"--list-drivers"}, want: BundleOptions{ListDrivers: true, Output: "table", Target: rules.DefaultTarget, Strategy: "claims"}},
+		{name: "full", args: []string{"--driver", "neuron", "--from-dump", "d.yaml", "--out", "o", "--pools", "trn2-a,trn2-b", "--target-version", "1.36", "--strategy", "extended-resource", "--force"},
+			want: BundleOptions{Driver: "neuron", FromDump: "d.yaml", Out: "o", Pools: []string{"trn2-a", "trn2-b"}, Target: rules.Version{Major: 1, Minor: 36}, Strategy: "extended-resource", Force: true, Output: "table"}},
+		{name: "no driver", args: []string{"--out", "o"}, wantErr: "--driver is required"},
+		{name: "no out", args: []string{"--driver", "nvidia"}, wantErr: "--out is required"},
+		{name: "both sources", args: []string{"--driver", "nvidia", "--out", "o", "--from-cluster", "--from-dump", "d"}, wantErr: "cannot be used together"},
+		{name: "bad strategy", args: []string{"--driver", "nvidia", "--out", "o", "--strategy", "maybe"}, wantErr: "--strategy must be"},
+		{name: "bad target", args: []string{"--driver", "nvidia", "--out", "o", "--target-version", "1.20"}, wantErr: "not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			streams, _, _ := bundleStreams()
+			var got *BundleOptions
+			cmd := NewCmdBundle(streams, func(o *BundleOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("want error %q, got %v", tt.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.IO, got.ReadCluster = IOStreams{}, nil
+			if diff := cmp.Diff(tt.want, *got); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBundleMain runs bundle and verify through Main: the exit codes and
+// where output goes.
+func TestBundleMain(t *testing.T) {
+	dump := filepath.Join("..", "..", "..", "bundle", "testdata", "example-cluster.yaml")
+	out := filepath.Join(t.TempDir(), "cutover")
+	run := func(args ...string) (int, string, string) {
+		streams, o, e := bundleStreams()
+		return Main(append([]string{"kubedra"}, args...), streams), o.String(), e.String()
+	}
+
+	code, stdout, stderr := run("bundle", "--driver", "example", "--from-dump", dump, "--out", out)
+	if code != ExitOK || stdout != "" || !strings.Contains(stderr, "wrote 13 files") {
+		t.Fatalf("bundle: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "PLAN.md")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr = run("bundle", "--driver", "example", "--from-dump", dump, "--out", out); code != ExitError || !strings.Contains(stderr, "--force") {
+		t.Errorf("second run without --force: exit %d, stderr %s", code, stderr)
+	}
+	// The unpatched plugin in the dump conflicts once a node is labelled.
+	code, stdout, _ = run("bundle", "verify", "--from-dump", dump, out)
+	if code != ExitFindings || !strings.Contains(stdout, "gpu-a-1  labelled") {
+		t.Errorf("verify: exit %d, want %d\n%s", code, ExitFindings, stdout)
+	}
+	code, _, stderr = run("bundle", "--driver", "nvidai", "--out", out+"2")
+	if code != ExitError || !strings.Contains(stderr, "valid drivers are amd, efa, example") {
+		t.Errorf("unknown driver: exit %d, stderr %s", code, stderr)
+	}
+	if _, err := os.Stat(out + "2"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed bundle left a folder behind: %v", err)
+	}
+	code, stdout, _ = run("bundle", "--list-drivers", "-o", "yaml")
+	if code != ExitOK || !strings.Contains(stdout, "kind: DriverCatalogue") || !strings.Contains(stdout, "release: v0.4.1") {
+		t.Errorf("--list-drivers -o yaml: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestBundleFromClusterUsesReader(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "bundle", "testdata", "example-cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams, _, _ := bundleStreams()
+	out := filepath.Join(t.TempDir(), "b")
+	var gotCtx string
+	opts := &BundleOptions{IO: streams, Driver: "example", Out: out, FromCluster: true, Context: "prod", Target: rules.DefaultTarget, Strategy: "claims",
+		ReadCluster: func(_ context.Context, _, kctx string) ([]byte, error) { gotCtx = kctx; return data, nil }}
+	if err := bundleRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	plan, _ := os.ReadFile(filepath.Join(out, "PLAN.md"))
+	if gotCtx != "prod" || !strings.Contains(string(plan), "Cluster facts: cluster (context prod)") {
+		t.Errorf("context %q; PLAN.md header:\n%.400s", gotCtx, plan)
+	}
+}
