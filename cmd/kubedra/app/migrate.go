@@ -12,9 +12,11 @@ import (
 	"strings"
 
 	"github.com/MakeNowJust/heredoc"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
@@ -46,8 +48,8 @@ type MigrateOptions struct {
 
 	// ExampleManifest is what --example migrates.
 	ExampleManifest []byte
-	// Color decides whether the diff is coloured; nil uses DiffColor.
-	Color func(IOStreams) bool
+	// Color is --color: auto, always or never.
+	Color string
 
 	cfg *Config
 }
@@ -131,6 +133,7 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan as YAML on stdout and change nothing")
 	f.BoolVar(&opts.Example, "example", false, "migrate the built-in example manifest")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no summary on stderr")
+	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the diff: auto, always or never (NO_COLOR is honoured)")
 	f.StringVar(&opts.Config, "config", "", "config file (default: .kubedra.yaml in the working folder or above; none to disable)")
 	return cmd
 }
@@ -162,23 +165,13 @@ func (o *MigrateOptions) validate() error {
 	if o.ClaimsFile != "" && (strings.ContainsRune(o.ClaimsFile, '/') || strings.ContainsRune(o.ClaimsFile, filepath.Separator) || o.ClaimsFile == "." || o.ClaimsFile == "..") {
 		return FlagErrorf("--claims-file %q: give a file name, not a path (it is created beside each migrated file)", o.ClaimsFile)
 	}
+	if _, err := report.ColorProfile(o.Color, false, nil); err != nil {
+		return &FlagError{Err: err}
+	}
 	if err := plan.CheckStrategy(plan.Strategy(o.Strategy), o.Target, o.Force); err != nil {
 		return &FlagError{Err: err}
 	}
 	return nil
-}
-
-// DiffColor is migrate's colour decision for diffs: any non-empty NO_COLOR
-// means never, then CLICOLOR_FORCE (not "0") means always, then a terminal
-// on stdout (STYLE §4).
-func DiffColor(s IOStreams) bool {
-	if s.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	if v := s.Getenv("CLICOLOR_FORCE"); v != "" && v != "0" {
-		return true
-	}
-	return s.OutTTY
 }
 
 // input is what migrate keeps of one file between reading and writing.
@@ -217,9 +210,9 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 		failed   int
 	)
 	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
-	fopts := files.Options{KeepData: true, Ordered: true, Filter: func(doc []byte) bool {
-		return detect.MayRequest(doc) || bytes.Contains(doc, []byte("ResourceClaim"))
-	}}
+	// No prefilter: every document is parsed, so that a broken file is
+	// reported (and fails the run) even when it holds no device request.
+	fopts := files.Options{KeepData: true, Ordered: true}
 	err = files.Read(ctx, opts.Paths, stdin, fopts, func(f *files.File) error {
 		in := &input{path: f.Path}
 		if f.Err != nil || f.ParseErrors > 0 {
@@ -288,11 +281,12 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 	}
 
 	// Rewrite and emit.
-	color := DiffColor
-	if opts.Color != nil {
-		color = opts.Color
+	// The diff is coloured by report's single colour decision (STYLE §4).
+	prof, err := report.ColorProfile(opts.Color, opts.IO.OutTTY, opts.IO.Getenv)
+	if err != nil {
+		return &FlagError{Err: err}
 	}
-	e := &emit.Emitter{Mode: emit.Diff, Out: opts.IO.Out, Color: color(opts.IO), Dir: opts.Out, Roots: opts.Paths}
+	e := &emit.Emitter{Mode: emit.Diff, Out: opts.IO.Out, Color: prof != colorprofile.NoTTY, Dir: opts.Out, Roots: opts.Paths}
 	switch {
 	case opts.Write:
 		e.Mode = emit.Write
