@@ -1,0 +1,383 @@
+package audit
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kubedra/kubedra/inventory/cluster"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// Check ids: stable, documented in docs/audit.md.
+const (
+	CheckAPIReadiness     = "api-readiness"
+	CheckNodeConflict     = "node-conflict"
+	CheckDaemonSetOverlap = "daemonset-overlap"
+	CheckClassNameClash   = "class-name-clash"
+	CheckPluginAdvertises = "plugin-still-advertises"
+	CheckNodeSupport      = "node-support"
+	CheckGPUOperatorMode  = "gpu-operator-mode"
+	CheckQuotaCounting    = "quota-stops-counting"
+	CheckStaleNodeLabels  = "stale-node-labels"
+	CheckPluginWorkloads  = "plugin-workloads"
+)
+
+// Check is one audit check.
+type Check struct {
+	ID       string
+	Title    string
+	Severity Severity
+	// Needs are the resource types the check reads (as in cluster.Problem):
+	// when one could not be read the check is skipped.
+	Needs []string
+	run   func(*env) []Finding
+}
+
+// Checks returns every check, in report order.
+func Checks() []Check {
+	return []Check{
+		{CheckAPIReadiness, "server version and resource.k8s.io API", Error, []string{"discovery"}, checkAPI},
+		{CheckNodeConflict, "device plugin and DRA driver serve the same devices on a node", Error,
+			[]string{"nodes", "pods", "resourceslices"}, checkNodeConflict},
+		{CheckDaemonSetOverlap, "device-plugin and DRA-driver DaemonSets would share nodes", Error,
+			[]string{"nodes", "daemonsets"}, checkDaemonSetOverlap},
+		{CheckClassNameClash, "DeviceClasses claim the same extendedResourceName", Warning,
+			[]string{"deviceclasses"}, checkClassClash},
+		{CheckPluginAdvertises, "a DRA-mapped name is still advertised by a device plugin", Warning,
+			[]string{"nodes", "deviceclasses"}, checkPluginAdvertises},
+		{CheckNodeSupport, "node types where DRA is not supported or needs care", Warning,
+			[]string{"nodes"}, checkNodeSupport},
+		{CheckGPUOperatorMode, "GPU Operator ClusterPolicy and GPUCluster together", Error,
+			nil, checkGPUOperator},
+		{CheckQuotaCounting, "quotas that stop counting after migration", Warning,
+			[]string{"resourcequotas", "deviceclasses"}, checkQuotas},
+		{CheckStaleNodeLabels, "device labels and taints left on DRA-only nodes", Warning,
+			[]string{"nodes", "pods", "resourceslices"}, checkStaleLabels},
+		{CheckPluginWorkloads, "workloads still on device plugins", Info,
+			[]string{"pods"}, checkWorkloads},
+	}
+}
+
+func checkAPI(e *env) []Finding {
+	served := e.f.ResourceAPIVersions
+	v1 := slices.Contains(served, "v1")
+	var out []Finding
+	switch {
+	case len(served) == 0:
+		out = append(out, Finding{Message: "resource.k8s.io is not served by this cluster: DRA is off",
+			Fix: "upgrade the control plane to Kubernetes 1.34+ (resource.k8s.io/v1, DRA on by default)"})
+	case e.serverOK && e.server.Less(rules.Version{Major: 1, Minor: 32}):
+		out = append(out, Finding{Message: fmt.Sprintf("Kubernetes %s serves only alpha DRA (%s)", e.f.ServerVersion, strings.Join(served, ", ")),
+			Fix: "upgrade to Kubernetes 1.34+; kubedra targets 1.32 to 1.37"})
+	case !v1 && e.serverOK && e.server.AtLeast(rules.Version{Major: 1, Minor: 34}):
+		out = append(out, Finding{Message: fmt.Sprintf("Kubernetes %s does not serve resource.k8s.io/v1 (served: %s)", e.f.ServerVersion, strings.Join(served, ", ")),
+			Fix: "enable resource.k8s.io/v1 (--runtime-config) on the API server"})
+	case !v1:
+		out = append(out, Finding{Severity: Warning, Message: fmt.Sprintf("only beta DRA is served (%s): DynamicResourceAllocation is beta and off by default before 1.34", strings.Join(served, ", ")),
+			Fix: "upgrade to 1.34+ for resource.k8s.io/v1, or make sure the DynamicResourceAllocation gate is on in every component"})
+	}
+	if !e.serverOK {
+		out = append(out, Finding{Severity: Info, Message: "server version unknown (a dump without ClusterInfo): version checks were skipped",
+			Fix: "use `kubedra audit --dump` to record the server version"})
+	} else if e.server.Less(rules.Version{Major: 1, Minor: 36}) && len(served) > 0 {
+		out = append(out, Finding{Severity: Info, Message: fmt.Sprintf("Kubernetes %s: DRAExtendedResource (KEP-5004) is off by default before 1.36, so DeviceClass extendedResourceName does not serve unchanged workloads", e.f.ServerVersion),
+			Fix: "rewrite workloads to ResourceClaims (kubedra migrate), or upgrade to 1.36+"})
+	}
+	return out
+}
+
+// checkNodeConflict: on one node, a device plugin (allocatable or plugin
+// pod) and a DRA driver (ResourceSlices or driver pod) serve the same family.
+func checkNodeConflict(e *env) []Finding {
+	type key struct{ pool, family string }
+	groups := map[key][]string{}
+	evidence := map[key][]string{}
+	for _, n := range e.f.Nodes {
+		for fam, pev := range e.plugin[n.Name] {
+			dev, ok := e.dra[n.Name][fam]
+			if !ok {
+				continue
+			}
+			k := key{n.PoolName(), fam}
+			groups[k] = append(groups[k], n.Name)
+			if len(evidence[k]) == 0 {
+				evidence[k] = []string{n.Name + ": " + strings.Join(pev, ", ") + " and " + strings.Join(dev, ", ")}
+			}
+		}
+	}
+	var out []Finding
+	for k, nodes := range groups {
+		out = append(out, Finding{Pool: k.pool, Objects: nodeRefs(nodes),
+			Message: fmt.Sprintf("pool %s: a device plugin and a DRA driver both serve %s devices on %d node(s): %s (%s)",
+				k.pool, k.family, len(nodes), list(nodes), evidence[k][0]),
+			Fix: "keep one mechanism per node: disable the device plugin on these nodes (label or nodeSelector) before the DRA driver runs there"})
+	}
+	return out
+}
+
+// checkDaemonSetOverlap evaluates each device-plugin DaemonSet against each
+// DRA-driver DaemonSet of the same family on every node.
+func checkDaemonSetOverlap(e *env) []Finding {
+	var out []Finding
+	nodesOf := map[string][]string{}
+	for _, ds := range e.f.DaemonSets {
+		nodesOf[ds.Namespace+"/"+ds.Name] = cluster.NodesFor(ds, e.f.Nodes)
+	}
+	for _, p := range e.f.DaemonSets {
+		if p.Role != cluster.DevicePlugin || p.Family == "" {
+			continue
+		}
+		for _, d := range e.f.DaemonSets {
+			if d.Role != cluster.DRADriver || d.Family != p.Family {
+				continue
+			}
+			var both []string
+			for _, n := range nodesOf[p.Namespace+"/"+p.Name] {
+				if slices.Contains(nodesOf[d.Namespace+"/"+d.Name], n) {
+					both = append(both, n)
+				}
+			}
+			if len(both) == 0 {
+				continue
+			}
+			objs := append([]Ref{
+				{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: p.Namespace, Name: p.Name},
+				{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: d.Namespace, Name: d.Name},
+			}, nodeRefs(both)...)
+			out = append(out, Finding{Objects: objs,
+				Message: fmt.Sprintf("device-plugin DaemonSet %s/%s and DRA-driver DaemonSet %s/%s (%s) would both run on %d node(s): %s",
+					p.Namespace, p.Name, d.Namespace, d.Name, p.Family, len(both), list(both)),
+				Fix: "give the two DaemonSets disjoint nodeSelectors (e.g. a per-pool label), or a taint only the driver tolerates"})
+		}
+	}
+	return out
+}
+
+func checkClassClash(e *env) []Finding {
+	var out []Finding
+	for _, name := range keys(e.classByName) {
+		dcs := e.classByName[name]
+		if len(dcs) < 2 {
+			continue
+		}
+		// Newest creationTimestamp wins; ties go to the smaller name
+		// (extendedresourcecache, dra.md §2.2).
+		winner := slices.MaxFunc(dcs, func(a, b cluster.DeviceClass) int {
+			return cmp.Or(cmp.Compare(a.Created, b.Created), cmp.Compare(b.Name, a.Name))
+		})
+		var names []string
+		var objs []Ref
+		for _, dc := range dcs {
+			names = append(names, dc.Name)
+			objs = append(objs, Ref{APIVersion: dc.APIVersion, Kind: "DeviceClass", Name: dc.Name})
+		}
+		out = append(out, Finding{Objects: objs,
+			Message: fmt.Sprintf("DeviceClasses %s all declare extendedResourceName %s; the scheduler uses %s (newest)", strings.Join(names, ", "), name, winner.Name),
+			Fix:     "remove extendedResourceName from all but one class, unless you are moving the name between classes on purpose"})
+	}
+	return out
+}
+
+func checkPluginAdvertises(e *env) []Finding {
+	var out []Finding
+	for _, name := range keys(e.classByName) {
+		var nodes []string
+		for _, n := range e.f.Nodes {
+			if q, ok := n.Allocatable[name]; ok && q != "0" {
+				nodes = append(nodes, n.Name)
+			}
+		}
+		if len(nodes) == 0 {
+			continue
+		}
+		var classes []string
+		for _, dc := range e.classByName[name] {
+			classes = append(classes, dc.Name)
+		}
+		out = append(out, Finding{Objects: nodeRefs(nodes),
+			Message: fmt.Sprintf("%s is mapped to DRA by DeviceClass %s but a device plugin still advertises it on %d node(s): %s; requests land on the plugin there",
+				name, strings.Join(classes, ", "), len(nodes), list(nodes)),
+			Fix: "remove the device plugin from these nodes once their workloads can use DRA"})
+	}
+	return out
+}
+
+// checkNodeSupport applies the managed-Kubernetes nuances of dra.md §7 to
+// device nodes (nodes served by a plugin or a driver), per pool.
+func checkNodeSupport(e *env) []Finding {
+	type key struct {
+		pool, msg, fix string
+		sev            Severity
+	}
+	groups := map[key][]string{}
+	add := func(n cluster.Node, sev Severity, msg, fix string) {
+		k := key{n.PoolName(), msg, fix, sev}
+		groups[k] = append(groups[k], n.Name)
+	}
+	for _, n := range e.f.Nodes {
+		drav, plug := e.dra[n.Name], e.plugin[n.Name]
+		if len(drav) == 0 && len(plug) == 0 {
+			continue
+		}
+		_, neuronDRA := drav["neuron"]
+		_, neuronPlugin := plug["neuron"]
+		kv, kpatch, kok := parseServer(n.KubeletVersion)
+		switch {
+		case n.EKSAutoMode && e.serverOK && e.server.Less(rules.Version{Major: 1, Minor: 36}):
+			sev := Warning
+			if len(drav) > 0 {
+				sev = Error
+			}
+			add(n, sev, "EKS Auto Mode nodes support DRA only on Kubernetes 1.36+ (NVIDIA and EFA drivers built in)",
+				"keep device plugins on Auto Mode until 1.36, or move these workloads to managed node groups")
+		case n.EKSAutoMode && (neuronDRA || neuronPlugin):
+			sev := Warning
+			if neuronDRA {
+				sev = Error
+			}
+			add(n, sev, "EKS Auto Mode does not support the Neuron DRA driver", "keep the Neuron device plugin on Auto Mode nodes")
+		case n.EKSAutoMode:
+			add(n, Info, "EKS Auto Mode installs the NVIDIA DRA driver and DRANET itself and forbids a plugin and a driver for one device type on a node",
+				"do not install your own DRA driver on Auto Mode nodes")
+		}
+		if n.Karpenter && !n.EKSAutoMode {
+			add(n, Warning, "Karpenter-provisioned nodes: DRA needs Karpenter 1.15+ (dynamic provisioning behind Karpenter feature gates); older versions only with static-capacity NodePools",
+				"check the Karpenter version before moving these workloads")
+		}
+		if n.Bottlerocket && (neuronDRA || neuronPlugin) {
+			add(n, Warning, "Bottlerocket with Neuron: earlier AWS docs list the Neuron DRA driver for AL2023 only",
+				"verify Bottlerocket support for the Neuron DRA driver, or use AL2023 nodes")
+		} else if n.Bottlerocket && len(plug) > 0 {
+			add(n, Info, "Bottlerocket NVIDIA variants ship the device plugin pre-baked",
+				"check that the node image lets you disable the device plugin before installing a DRA driver")
+		}
+		if n.Provider == "gke" && len(drav) > 0 && n.Labels["gke-no-default-nvidia-gpu-device-plugin"] != "true" {
+			if _, nv := drav["nvidia"]; nv {
+				add(n, Error, "GKE node runs the NVIDIA DRA driver without gke-no-default-nvidia-gpu-device-plugin=true: the GKE-managed device plugin is not disabled",
+					"recreate the node pool with gpu-driver-version=disabled and the label gke-no-default-nvidia-gpu-device-plugin=true")
+			}
+		}
+		if kok && len(drav) > 0 && kv.Less(rules.Version{Major: 1, Minor: 34}) {
+			add(n, Warning, fmt.Sprintf("kubelet %s is older than 1.34: DRA is beta there and must be enabled", n.KubeletVersion),
+				"upgrade the node pool to 1.34+")
+		}
+		if kok && neuronDRA && kv == (rules.Version{Major: 1, Minor: 34}) && kpatch < 2 {
+			add(n, Error, "Neuron DRA needs kubelet 1.34.2+ (kubernetes/kubernetes#133920)", "upgrade the node pool to 1.34.2+")
+		}
+	}
+	var out []Finding
+	for k, nodes := range groups {
+		out = append(out, Finding{Severity: k.sev, Pool: k.pool, Objects: nodeRefs(nodes),
+			Message: fmt.Sprintf("pool %s (%d node(s): %s): %s", k.pool, len(nodes), list(nodes), k.msg), Fix: k.fix})
+	}
+	return out
+}
+
+func checkGPUOperator(e *env) []Finding {
+	var cps, gcs []cluster.OperatorPolicy
+	for _, o := range e.f.Operators {
+		if o.Kind == "ClusterPolicy" {
+			cps = append(cps, o)
+		} else {
+			gcs = append(gcs, o)
+		}
+	}
+	if len(cps) == 0 || len(gcs) == 0 {
+		return nil
+	}
+	var objs []Ref
+	for _, o := range append(cps, gcs...) {
+		objs = append(objs, Ref{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name})
+	}
+	return []Finding{{Objects: objs,
+		Message: fmt.Sprintf("GPU Operator ClusterPolicy %s and GPUCluster %s both exist: the operator refuses to reconcile", cps[0].Name, gcs[0].Name),
+		Fix:     "keep one: a ClusterPolicy (device plugin) or a GPUCluster (DRA driver, greenfield only)"}}
+}
+
+// checkQuotas: requests.<X> keeps counting after migration only when a
+// DeviceClass maps X and the cluster has DRAExtendedResource (dra.md §2.4).
+func checkQuotas(e *env) []Finding {
+	var out []Finding
+	kep5004 := e.serverOK && e.server.AtLeast(rules.Version{Major: 1, Minor: 36})
+	for _, q := range e.f.Quotas {
+		for _, k := range keys(q.Hard) {
+			res, ok := strings.CutPrefix(k, "requests.")
+			if !ok || strings.HasPrefix(res, "deviceclass.resource.kubernetes.io/") {
+				continue
+			}
+			ref := Ref{APIVersion: "v1", Kind: "ResourceQuota", Namespace: q.Namespace, Name: q.Name}
+			classes := e.classByName[res]
+			switch {
+			case len(classes) == 0:
+				out = append(out, Finding{Objects: []Ref{ref},
+					Message: fmt.Sprintf("ResourceQuota %s/%s limits %s=%s; no DeviceClass maps %s, so devices claimed through DRA will not count",
+						q.Namespace, q.Name, k, q.Hard[k], res),
+					Fix: "add <class>.deviceclass.resource.k8s.io/devices to the quota, or set extendedResourceName on the DeviceClass"})
+			case !kep5004:
+				out = append(out, Finding{Objects: []Ref{ref},
+					Message: fmt.Sprintf("ResourceQuota %s/%s limits %s=%s; DeviceClass %s maps it, but claims count against it only with DRAExtendedResource (1.36+ default)",
+						q.Namespace, q.Name, k, q.Hard[k], classes[0].Name),
+					Fix: fmt.Sprintf("add %s.deviceclass.resource.k8s.io/devices to the quota, or enable DRAExtendedResource", classes[0].Name)})
+			}
+		}
+	}
+	return out
+}
+
+// checkStaleLabels: on nodes where only DRA serves a family, labels from
+// feature discovery and device taints keep steering workloads.
+func checkStaleLabels(e *env) []Finding {
+	type key struct{ pool, family string }
+	labels := map[key]map[string]bool{}
+	nodes := map[key][]string{}
+	for _, n := range e.f.Nodes {
+		for fam := range e.dra[n.Name] {
+			if _, plug := e.plugin[n.Name][fam]; plug {
+				continue
+			}
+			k := key{n.PoolName(), fam}
+			var stale []string
+			for l := range n.Labels {
+				if featureLabel(l, fam) {
+					stale = append(stale, "label "+l)
+				}
+			}
+			for _, t := range n.Taints {
+				if cluster.FamilyOfResource(t.Key) == fam && detect.DeviceToleration(t.Key, t.Value) {
+					stale = append(stale, "taint "+t.Key+":"+string(t.Effect))
+				}
+			}
+			if len(stale) == 0 {
+				continue
+			}
+			if labels[k] == nil {
+				labels[k] = map[string]bool{}
+			}
+			for _, s := range stale {
+				labels[k][s] = true
+			}
+			nodes[k] = append(nodes[k], n.Name)
+		}
+	}
+	var out []Finding
+	for k, ns := range nodes {
+		out = append(out, Finding{Pool: k.pool, Objects: nodeRefs(ns),
+			Message: fmt.Sprintf("pool %s: %d DRA-only node(s) for %s still carry %s (%s)", k.pool, len(ns), k.family,
+				strings.Join(keys(labels[k]), ", "), list(ns)),
+			Fix: "select devices with CEL in claims instead of node labels; remove device-plugin-era labels and taints once no workload selects or tolerates them"})
+	}
+	return out
+}
+
+// featureLabel: a device feature-discovery label of a family (GFD/NFD
+// device labels), not a label that DRA driver DaemonSets select on.
+func featureLabel(l, family string) bool {
+	switch {
+	case strings.HasSuffix(l, ".present"), strings.Contains(l, ".deploy."), strings.HasPrefix(l, "feature.node.kubernetes.io/"):
+		return false
+	}
+	return detect.DeviceLabel(l) && cluster.FamilyOfResource(l) == family
+}

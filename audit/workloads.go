@@ -1,0 +1,127 @@
+package audit
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/cluster"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// target is the version the resolver decides for.
+func (e *env) target() rules.Version {
+	if e.opts.Target != (rules.Version{}) {
+		return e.opts.Target
+	}
+	if !e.serverOK {
+		return rules.DefaultTarget
+	}
+	switch {
+	case e.server.Less(rules.MinTarget):
+		return rules.MinTarget
+	case rules.MaxTarget.Less(e.server):
+		return rules.MaxTarget
+	}
+	return e.server
+}
+
+// Status returns the mapping status of each request of a workload, in the
+// order of w.Requests, by running inventory/detect on the workload's pod
+// template and resolving the findings with r (the path scan takes). With a
+// nil resolver every status is "".
+func Status(w cluster.Workload, r plan.Resolver, target rules.Version) []rules.Status {
+	out := make([]rules.Status, len(w.Requests))
+	if r == nil || w.Template == nil {
+		return out
+	}
+	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w.Template)
+	if err != nil {
+		return out
+	}
+	node, err := yaml.FromMap(map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": w.Name, "namespace": w.Namespace},
+		"spec":     spec,
+	})
+	if err != nil {
+		return out
+	}
+	doc := &inventory.Document{Node: node, Origin: inventory.Origin{Path: "cluster", ListIndex: -1}}
+	items := plan.Items(detect.Document(doc, detect.Options{}), r, rules.Options{Target: target})
+	for i, req := range w.Requests {
+		for _, it := range items {
+			if it.Container == req.Container && it.Resource == req.Resource {
+				out[i] = it.Status
+				break
+			}
+		}
+	}
+	return out
+}
+
+// checkWorkloads lists workloads whose pods still request device-plugin
+// resources, grouped per namespace, resource and mapping status.
+func checkWorkloads(e *env) []Finding {
+	type key struct {
+		ns, res string
+		status  rules.Status
+	}
+	groups := map[key]*WorkloadGroup{}
+	for _, w := range e.f.Workloads {
+		if w.DRABacked == w.Pods {
+			continue // every pod is already served by DRA (KEP-5004)
+		}
+		statuses := Status(w, e.opts.Resolver, e.target())
+		seen := map[key]bool{}
+		for i, req := range w.Requests {
+			st := statuses[i]
+			if cluster.FamilyOfResource(req.Resource) == "" && st == "" {
+				continue
+			}
+			if st == rules.DRABacked {
+				continue
+			}
+			k := key{w.Namespace, req.Resource, st}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			g := groups[k]
+			if g == nil {
+				g = &WorkloadGroup{Namespace: k.ns, Resource: k.res, Status: k.status}
+				groups[k] = g
+			}
+			g.Workloads++
+			g.Pods += w.Pods - w.DRABacked
+			g.Objects = append(g.Objects, Ref{APIVersion: w.APIVersion, Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+		}
+	}
+	var out []Finding
+	for _, g := range groups {
+		sev := Info
+		what := "mapping status unknown"
+		switch g.Status {
+		case rules.Unmapped:
+			sev, what = Warning, "no rule maps it"
+		case rules.Lossy:
+			sev, what = Warning, "mapping is lossy"
+		case rules.Mappable:
+			what = "mappable"
+		}
+		out = append(out, Finding{Severity: sev, Objects: g.Objects,
+			Message: fmt.Sprintf("namespace %s: %d workload(s), %d pod(s) request %s through a device plugin (%s)", g.Namespace, g.Workloads, g.Pods, g.Resource, what),
+			Fix:     "run `kubedra scan` on their manifests and `kubedra migrate` to move them to ResourceClaims"})
+		e.workloadGroups = append(e.workloadGroups, *g)
+	}
+	slices.SortFunc(e.workloadGroups, func(a, b WorkloadGroup) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Status, b.Status))
+	})
+	return out
+}
