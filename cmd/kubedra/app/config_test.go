@@ -13,7 +13,7 @@ import (
 	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
-func envStreams(wd string, env map[string]string) IOStreams {
+func configStreams(wd string, env map[string]string) IOStreams {
 	return IOStreams{
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Getwd:     func() (string, error) { return wd, nil },
@@ -27,9 +27,9 @@ func TestLoadConfigDiscovery(t *testing.T) {
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, ConfigFileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
+	checkWrite(t, filepath.Join(root, ConfigFileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
 	other := filepath.Join(root, "other.yaml")
-	write(t, other, "failOn: lossy\n")
+	checkWrite(t, other, "failOn: lossy\n")
 
 	tests := []struct {
 		name     string
@@ -52,7 +52,7 @@ func TestLoadConfigDiscovery(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := LoadConfig(envStreams(tt.wd, tt.env), tt.explicit)
+			cfg, err := LoadConfig(configStreams(tt.wd, tt.env), tt.explicit)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -118,7 +118,7 @@ func TestApplyDefaultsPrecedence(t *testing.T) {
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			if err := ApplyDefaults(fs, envStreams("/", tt.env), cfg); err != nil {
+			if err := ApplyDefaults(fs, configStreams("/", tt.env), cfg); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]string{}
@@ -134,7 +134,7 @@ func TestApplyDefaultsBadEnv(t *testing.T) {
 	t.Parallel()
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	fs.Bool("allow-lossy", false, "")
-	err := ApplyDefaults(fs, envStreams("/", map[string]string{"KUBEDRA_ALLOW_LOSSY": "maybe"}), nil)
+	err := ApplyDefaults(fs, configStreams("/", map[string]string{"KUBEDRA_ALLOW_LOSSY": "maybe"}), nil)
 	if err == nil || !strings.Contains(err.Error(), "KUBEDRA_ALLOW_LOSSY") {
 		t.Errorf("err = %v, want one naming KUBEDRA_ALLOW_LOSSY", err)
 	}
@@ -173,7 +173,7 @@ func TestApplyIgnores(t *testing.T) {
 	}
 }
 
-func write(t *testing.T, name, data string) {
+func checkWrite(t *testing.T, name, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		t.Fatal(err)

@@ -63,9 +63,7 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 
 	root.AddCommand(
 		NewCmdVersion(streams),
-		NewCmdScan(streams, nil),
-		NewCmdBundle(streams, nil),
-		NewCmdMigrate(streams, nil),
+		NewCmdCheck(streams, nil),
 	)
 	return root
 }

@@ -1,0 +1,206 @@
+package app
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+const checkDeploymentTmpl = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: train
+  namespace: ml%s
+spec:
+  template:
+    spec:
+      containers:
+      - name: cuda
+        image: cuda
+        resources:
+          limits:
+            %s: 2
+`
+
+func checkDeployment(annotations, resource string) string {
+	return strings.ReplaceAll(strings.Replace(checkDeploymentTmpl, "%s", annotations, 1), "%s", resource)
+}
+
+// runMain runs kubedra in-process in folder dir with env and returns the
+// exit code, stdout and stderr.
+func checkRunMain(t *testing.T, dir string, env map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if env == nil {
+		env = map[string]string{}
+	}
+	streams := IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, InTTY: stdin == "",
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Getwd:     func() (string, error) { return dir, nil }}
+	// Paths in args are relative to dir, as they would be for a process.
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	code := Main(append([]string{"kubedra"}, args...), streams)
+	return code, out.String(), errOut.String()
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	checkWrite(t, filepath.Join(dir, "gpu.yaml"), checkDeployment("", "nvidia.com/gpu"))
+	checkWrite(t, filepath.Join(dir, "fpga.yaml"), checkDeployment("", "example.com/fpga"))
+	checkWrite(t, filepath.Join(dir, "ignored.yaml"), checkDeployment("\n  annotations:\n    kubedra.io/ignore: \"vendor has no DRA driver yet\"", "example.com/fpga"))
+	checkWrite(t, filepath.Join(dir, "empty-reason.yaml"), checkDeployment("\n  annotations:\n    kubedra.io/ignore: \"\"", "example.com/fpga"))
+	checkWrite(t, filepath.Join(dir, "none.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
+	checkWrite(t, filepath.Join(dir, "broken.yaml"), "a: [\n")
+
+	tests := []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		wantCode   int
+		wantStderr string
+	}{
+		{name: "nothing found", args: []string{"check", "none.yaml"}, wantCode: ExitOK, wantStderr: "passed"},
+		{name: "mappable fails any", args: []string{"check", "gpu.yaml"}, wantCode: ExitFindings, wantStderr: "failed: 1 of 1 finding fails the gate (--fail-on any)"},
+		{name: "mappable passes unmapped", args: []string{"check", "--fail-on", "unmapped", "gpu.yaml"}, wantCode: ExitOK},
+		{name: "unmapped fails unmapped", args: []string{"check", "--fail-on=unmapped", "fpga.yaml"}, wantCode: ExitFindings},
+		{name: "env sets the gate", args: []string{"check", "gpu.yaml"}, env: map[string]string{"KUBEDRA_FAIL_ON": "unmapped"}, wantCode: ExitOK},
+		{name: "flag beats env", args: []string{"check", "--fail-on=any", "gpu.yaml"}, env: map[string]string{"KUBEDRA_FAIL_ON": "unmapped"}, wantCode: ExitFindings},
+		{name: "ignored with reason", args: []string{"check", "ignored.yaml"}, wantCode: ExitOK, wantStderr: "1 ignored"},
+		{name: "ignore without reason fails any gate", args: []string{"check", "--fail-on=unmapped", "empty-reason.yaml"}, wantCode: ExitFindings},
+		{name: "unreadable input", args: []string{"check", "missing.yaml", "none.yaml"}, wantCode: ExitError, wantStderr: "skipped missing.yaml"},
+		{name: "parse error beats findings", args: []string{"check", "broken.yaml", "gpu.yaml"}, wantCode: ExitError, wantStderr: "could not be checked"},
+		{name: "bad gate", args: []string{"check", "--fail-on=some", "gpu.yaml"}, wantCode: ExitError, wantStderr: "--fail-on \"some\""},
+		{name: "bad format", args: []string{"check", "-o", "pdf", "gpu.yaml"}, wantCode: ExitError, wantStderr: "unknown output format"},
+		{name: "bad report flag", args: []string{"check", "--report", "sarif", "gpu.yaml"}, wantCode: ExitError, wantStderr: "want FORMAT=PATH"},
+		{name: "no input", args: []string{"check"}, wantCode: ExitError, wantStderr: "no input"},
+		{name: "quiet", args: []string{"check", "-q", "gpu.yaml"}, wantCode: ExitFindings},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := checkRunMain(t, dir, tt.env, "", tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
+			}
+			if tt.wantStderr != "" && !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, stderr)
+			}
+			if strings.Contains(tt.name, "quiet") && stderr != "" {
+				t.Errorf("-q printed %q", stderr)
+			}
+		})
+	}
+}
+
+func TestCheckStdin(t *testing.T) {
+	code, out, _ := checkRunMain(t, t.TempDir(), nil, checkDeployment("", "nvidia.com/gpu"), "check", "-o", "github", "-")
+	if code != ExitFindings || !strings.HasPrefix(out, "::error title=kubedra mappable/nvidia.com::") {
+		t.Errorf("exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestCheckReportsAreWrittenAtomically(t *testing.T) {
+	dir := t.TempDir()
+	checkWrite(t, filepath.Join(dir, "gpu.yaml"), checkDeployment("", "nvidia.com/gpu"))
+	checkWrite(t, filepath.Join(dir, "file"), "")
+	code, out, stderr := checkRunMain(t, dir, nil, "", "check", "-o", "markdown",
+		"--report", "sarif=file/kubedra.sarif", "--report", "json=out/report.json", "gpu.yaml")
+	// A report that cannot be written is kubedra's failure (exit 1); the
+	// other reports and stdout are still written.
+	if code != ExitError {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "### kubedra check") {
+		t.Errorf("stdout is not the markdown report:\n%s", out)
+	}
+	if !strings.Contains(stderr, "writing sarif report file/kubedra.sarif") {
+		t.Errorf("stderr lacks the report error:\n%s", stderr)
+	}
+	if err := os.Remove(filepath.Join(dir, "out", "report.json")); err != nil {
+		t.Errorf("json report (in a folder check created) not written: %v", err)
+	}
+	code, _, stderr = checkRunMain(t, dir, map[string]string{"KUBEDRA_REPORT": "markdown=out/pr.md"}, "",
+		"check", "--report", "sarif=out/kubedra.sarif", "--report", "junit=out/kubedra.xml", "gpu.yaml")
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "out"))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	// The flag replaces KUBEDRA_REPORT (flags win), and no temp files remain.
+	if diff := cmp.Diff([]string{"kubedra.sarif", "kubedra.xml"}, names); diff != "" {
+		t.Errorf("files in out/ (-want +got):\n%s", diff)
+	}
+	sarif, _ := os.ReadFile(filepath.Join(dir, "out", "kubedra.sarif"))
+	if !bytes.Contains(sarif, []byte(`"ruleId": "mappable/nvidia.com"`)) || !bytes.Contains(sarif, []byte(`"uri": "gpu.yaml"`)) {
+		t.Errorf("sarif report:\n%s", sarif)
+	}
+}
+
+func TestCheckConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	checkWrite(t, filepath.Join(dir, ".kubedra.yaml"), "failOn: unmapped\nignore:\n- path: legacy/**\n  reason: legacy cluster keeps the device plugin\n")
+	checkWrite(t, filepath.Join(dir, "apps", "gpu.yaml"), checkDeployment("", "nvidia.com/gpu"))
+	checkWrite(t, filepath.Join(dir, "legacy", "old", "fpga.yaml"), checkDeployment("", "example.com/fpga"))
+	sub := filepath.Join(dir, "apps")
+	// Run from a subfolder: the config above applies, its paths relative to it.
+	code, out, stderr := checkRunMain(t, sub, nil, "", "check", "-o", "json", "gpu.yaml", "../legacy")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 (failOn: unmapped, fpga ignored by path):\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out, `"ignored": "legacy cluster keeps the device plugin (.kubedra.yaml)"`) {
+		t.Errorf("ignore reason missing from the report:\n%s", out)
+	}
+	// The environment beats the file.
+	code, _, _ = checkRunMain(t, sub, map[string]string{"KUBEDRA_FAIL_ON": "any"}, "", "check", "gpu.yaml")
+	if code != ExitFindings {
+		t.Errorf("KUBEDRA_FAIL_ON=any: exit %d, want 2", code)
+	}
+	// A broken config is kubedra's failure.
+	checkWrite(t, filepath.Join(dir, "bad.yaml"), "ignore:\n- kind: Job\n")
+	code, _, stderr = checkRunMain(t, sub, nil, "", "check", "--config", "../bad.yaml", "gpu.yaml")
+	if code != ExitError || !strings.Contains(stderr, "reason is required") {
+		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+}
+
+func TestFails(t *testing.T) {
+	t.Parallel()
+	item := func(s rules.Status, ignored string, invalid bool) plan.Item {
+		return plan.Item{Status: s, Ignored: ignored, Finding: inventory.Finding{IgnoreInvalid: invalid}}
+	}
+	tests := []struct {
+		name string
+		it   plan.Item
+		want map[string]bool // gate -> fails
+	}{
+		{"mappable", item(rules.Mappable, "", false), map[string]bool{"any": true, "lossy": false, "unmapped": false}},
+		{"lossy", item(rules.Lossy, "", false), map[string]bool{"any": true, "lossy": true, "unmapped": false}},
+		{"unmapped", item(rules.Unmapped, "", false), map[string]bool{"any": true, "lossy": true, "unmapped": true}},
+		{"dra-backed", item(rules.DRABacked, "", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
+		{"ignored", item(rules.Unmapped, "why", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
+		{"ignore without reason", item(rules.DRABacked, "", true), map[string]bool{"any": true, "lossy": true, "unmapped": true}},
+	}
+	for _, tt := range tests {
+		got := map[string]bool{}
+		for gate := range tt.want {
+			got[gate] = Fails(tt.it, gate)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
