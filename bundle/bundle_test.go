@@ -164,6 +164,8 @@ func TestGenerateProblems(t *testing.T) {
 	addon := func(f *Facts) {
 		f.DaemonSets[0].Labels = map[string]string{"addonmanager.kubernetes.io/mode": "Reconcile"}
 	}
+	baked := func(f *Facts) { f.DaemonSets[0].Spec.Template.Spec.NodeSelector["example.com/gpu.present"] = "false" }
+	autoMode := func(f *Facts) { f.Nodes[2].Labels["eks.amazonaws.com/compute-type"] = "auto" }
 	tests := []struct {
 		name   string
 		driver string
@@ -179,6 +181,8 @@ func TestGenerateProblems(t *testing.T) {
 		{name: "no mapping", driver: "efa", target: v136, strat: "sideways", want: `unknown strategy "sideways"`},
 		{name: "operator owned", driver: "example", facts: "example-cluster.yaml", mutate: owned, target: v134, want: "is controlled by DeviceConfig gpu-operator (amd.com/v1alpha1), which would revert a patch"},
 		{name: "managed add-on", driver: "example", facts: "example-cluster.yaml", mutate: addon, target: v134, want: "is a managed add-on (addonmanager.kubernetes.io/mode=Reconcile)"},
+		{name: "plugin outside kubernetes", driver: "example", facts: "example-cluster.yaml", mutate: baked, target: v134, want: "node(s) gpu-a-1, gpu-a-2, gpu-b-1 advertise example.com/gpu but no example device-plugin DaemonSet can run there"},
+		{name: "eks auto mode", driver: "example", facts: "example-cluster.yaml", mutate: autoMode, target: v134, want: "EKS Auto Mode node(s) gpu-b-1"},
 		{name: "pools without label", driver: "nvidia", pools: []string{"a"}, target: v134, want: "--pools without cluster facts needs --pool-label"},
 	}
 	for _, tt := range tests {

@@ -181,6 +181,7 @@ func Generate(opts Options) (*Result, error) {
 	g.checkStrategy()
 	g.plugins()
 	g.pools()
+	g.outsidePlugins()
 	if len(g.problems) > 0 {
 		return nil, &ProblemsError{Problems: g.problems}
 	}
@@ -635,4 +636,39 @@ func (g *generator) inPools(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// outsidePlugins finds pool nodes whose device plugin cannot be excluded by a
+// DaemonSet change: nodes that advertise the family's resources with no
+// plugin DaemonSet able to run there (a plugin baked into the node image, as
+// on Bottlerocket's NVIDIA variants), and EKS Auto Mode nodes, whose runtime
+// brings its own device software.
+func (g *generator) outsidePlugins() {
+	if g.Facts == nil {
+		return
+	}
+	if len(g.Facts.DaemonSets) == 0 {
+		g.warnf("%s has no DaemonSets: kubedra cannot tell whether the nodes' device plugins run in Kubernetes; include daemonsets in the dump.", g.Facts.Source)
+		return
+	}
+	var outside, auto []string
+	for i := range g.Facts.Nodes {
+		n := &g.Facts.Nodes[i]
+		if !g.inPools(n) || n.Labels[ModeLabel] == ModeDRA {
+			continue
+		}
+		if n.Labels["eks.amazonaws.com/compute-type"] == "auto" {
+			auto = append(auto, n.Name)
+			continue
+		}
+		if g.advertises(n) && !g.pluginRuns(n) {
+			outside = append(outside, n.Name)
+		}
+	}
+	if len(auto) > 0 {
+		g.problemf("EKS Auto Mode node(s) %s: Auto Mode runs its own device plugins and DRA drivers (NVIDIA and EFA DRA on 1.36+) and keeps them apart itself; do not install a driver there, leave these pools out with --pools", strings.Join(auto, ", "))
+	}
+	if len(outside) > 0 {
+		g.problemf("node(s) %s advertise %s but no %s device-plugin DaemonSet can run there: the plugin runs outside Kubernetes (e.g. baked into the node image) and a DaemonSet patch cannot remove it; disable it on those nodes (node image or provider settings) or leave their pools out with --pools", strings.Join(outside, ", "), strings.Join(g.d.Resources, ", "), g.d.Family)
+	}
 }
