@@ -63,7 +63,10 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 
 	root.AddCommand(
 		NewCmdVersion(streams),
+		NewCmdScan(streams, nil),
+		NewCmdBundle(streams, nil),
 		NewCmdCheck(streams, nil),
+		NewCmdMigrate(streams, nil),
 	)
 	return root
 }
