@@ -236,8 +236,24 @@ func jsonToRNode(raw []byte) (*yaml.RNode, error) {
 		doc = doc.Content[0]
 	}
 	rn := yaml.NewRNode(doc)
+	// apiVersion first, as people write manifests (TypeMeta puts kind first).
+	if doc.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(doc.Content); i += 2 {
+			if doc.Content[i].Value == "apiVersion" && i > 0 {
+				k, v := doc.Content[i], doc.Content[i+1]
+				doc.Content = append(doc.Content[:i], doc.Content[i+2:]...)
+				doc.Content = append([]*yaml.Node{k, v}, doc.Content...)
+				break
+			}
+		}
+	}
 	if md := rn.Field("metadata"); md != nil {
 		_ = md.Value.PipeE(yaml.FieldClearer{Name: "creationTimestamp"})
+	}
+	// Empty status and template metadata are noise in generated manifests.
+	_ = rn.PipeE(yaml.FieldClearer{Name: "status", IfEmpty: true})
+	if spec := rn.Field("spec"); spec != nil {
+		_ = spec.Value.PipeE(yaml.FieldClearer{Name: "metadata", IfEmpty: true})
 	}
 	return rn, nil
 }

@@ -86,6 +86,9 @@ func TestEncodeVersions(t *testing.T) {
 				}
 				strictDecode(t, n)
 				out := n.MustString()
+				if !strings.HasPrefix(out, "apiVersion: ") || strings.Contains(out, "status:") || strings.Contains(out, "metadata: {}") {
+					t.Errorf("want apiVersion first and no empty status or template metadata:\n%s", out)
+				}
 				for _, w := range tt.want {
 					if !strings.Contains(out, w) {
 						t.Errorf("output lacks %q:\n%s", w, out)

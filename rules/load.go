@@ -90,7 +90,8 @@ func Default() *Set {
 
 // Load returns the built-in rules overlaid with the user rules files at
 // paths, in order (later files win). Every problem in every file is
-// reported, as LoadErrors with file:line.
+// reported, as LoadErrors with file:line. Callers that read rules from
+// stdin use LoadBytes.
 func Load(paths ...string) (*Set, error) {
 	srcs := []source{}
 	entries, err := builtinFS.ReadDir("builtin")
@@ -106,13 +107,7 @@ func Load(paths ...string) (*Set, error) {
 	}
 	var errs LoadErrors
 	for i, p := range paths {
-		var data []byte
-		var err error
-		if p == "-" {
-			data, err = io.ReadAll(os.Stdin)
-		} else {
-			data, err = os.ReadFile(p)
-		}
+		data, err := os.ReadFile(p)
 		if err != nil {
 			errs = append(errs, LoadError{File: p, Msg: fmt.Sprintf("reading rules: %v", errors.Unwrap(err))})
 			continue
@@ -257,6 +252,14 @@ func parse(src source) ([]parsed, LoadErrors) {
 		}
 		if serr != nil {
 			errs = append(errs, yamlErrors(src.name, serr)...)
+			// Unknown fields and type errors leave the rest decoded: keep
+			// validating so one run reports every problem.
+			var te *yaml.TypeError
+			if !errors.As(serr, &te) {
+				continue
+			}
+			p := parsed{src: src, file: f}
+			errs = append(errs, p.validate(&node)...)
 			continue
 		}
 		p := parsed{src: src, file: f}

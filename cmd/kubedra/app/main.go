@@ -64,6 +64,7 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 	root.AddCommand(
 		NewCmdVersion(streams),
 		NewCmdScan(streams, nil),
+		NewCmdRules(streams),
 		NewCmdBundle(streams, nil),
 		NewCmdCheck(streams, nil),
 		NewCmdMigrate(streams, nil),
