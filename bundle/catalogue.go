@@ -107,7 +107,8 @@ type DeviceClass struct {
 type ExtendedResource struct {
 	Resource string `json:"resource"`
 	// OnClass is the catalogue class that declares Resource; empty means
-	// kubedra writes a class of its own (kubedra-ext.<first class>).
+	// kubedra writes a class of its own, named as rules names extended-resource
+	// classes (rules.ExtendedResourceClassName, e.g. aws.amazon.com-neuron).
 	OnClass string `json:"onClass,omitempty"`
 	// Selector of kubedra's own class (default: the first class's).
 	Selector string `json:"selector,omitempty"`

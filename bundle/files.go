@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/rules"
 )
 
 // Folders of the tree.
@@ -127,7 +129,7 @@ func (g *generator) deviceClassObj(c DeviceClass) map[string]any {
 		spec["extendedResourceName"] = c.ExtendedResourceName
 	}
 	return map[string]any{
-		"apiVersion": resourceAPIVersion(g.Target),
+		"apiVersion": rules.ResourceAPIVersion(g.Target),
 		"kind":       "DeviceClass",
 		"metadata":   map[string]any{"name": c.Name, "labels": map[string]any{"app.kubernetes.io/managed-by": "kubedra"}},
 		"spec":       spec,
@@ -189,7 +191,7 @@ func (g *generator) values(h *Helm) error {
 		switch {
 		case g.ext != nil:
 			setPath(vals, p, g.ext.ExtendedResourceName)
-		case g.Target.Less(extendedResourceGA):
+		case g.Target.Less(rules.ExtendedResourceOn):
 			setPath(vals, p, "")
 		}
 	}

@@ -24,10 +24,6 @@ const (
 	ManifestFile = "kubedra-bundle.yaml"
 )
 
-// extendedResourceGA is the first release with DRAExtendedResource on by
-// default (beta 1.36, GA 1.37); 1.34 and 1.35 have it alpha and off.
-var extendedResourceGA = rules.Version{Major: 1, Minor: 36}
-
 // Strategy says how workloads move.
 type Strategy string
 
@@ -220,7 +216,7 @@ func (g *generator) checkStrategy() {
 		if g.d.ExtendedResource == nil {
 			g.problemf("driver %s has no extended-resource mapping (KEP-5004); use --strategy claims", g.d.Name)
 		}
-		if g.Target.Less(extendedResourceGA) {
+		if g.Target.Less(rules.ExtendedResourceOn) {
 			g.problemf("--strategy extended-resource needs --target-version 1.36 or later: DRAExtendedResource is alpha and off by default in 1.34 and 1.35 and absent before; use --strategy claims")
 		}
 	default:
@@ -556,7 +552,9 @@ func (g *generator) deviceClasses() {
 	if sel == "" {
 		sel = base.Selector
 	}
-	c := DeviceClass{Name: "kubedra-ext." + base.Name, Selector: sel, ExtendedResourceName: er.Resource, ByKubedra: true}
+	// The same name as the class kubedra migrate/rules uses for this
+	// resource, so the two never declare one extendedResourceName twice.
+	c := DeviceClass{Name: rules.ExtendedResourceClassName(er.Resource), Selector: sel, ExtendedResourceName: er.Resource, ByKubedra: true}
 	g.classes = append(g.classes, c)
 	g.ext = &c
 	g.warnf("DeviceClass %s (written by kubedra) declares extendedResourceName %s, so unchanged workloads that request it are served by %s on labelled nodes.", c.Name, er.Resource, g.d.DRADriver)
@@ -568,18 +566,6 @@ func (g *generator) mainClass() string {
 		return g.ext.Name
 	}
 	return g.d.DeviceClasses[0].Name
-}
-
-// resourceAPIVersion is the resource.k8s.io version to write for the target.
-func resourceAPIVersion(v rules.Version) string {
-	switch {
-	case v.AtLeast(rules.Version{Major: 1, Minor: 34}):
-		return "resource.k8s.io/v1"
-	case v.AtLeast(rules.Version{Major: 1, Minor: 33}):
-		return "resource.k8s.io/v1beta2"
-	default:
-		return "resource.k8s.io/v1beta1"
-	}
 }
 
 var errNoDriverDaemonSet = errors.New("the example manifests have no kubelet-plugin DaemonSet")
