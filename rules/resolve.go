@@ -374,8 +374,15 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 		if st.d.Status == Unmapped {
 			continue
 		}
-		// Capacity selectors added in pass 2 come after the rule's own.
+		// Capacity selectors added in pass 2 come after the rule's own; a
+		// selector that a rule and a hint both produce is kept once.
 		sels = append(sels, st.d.Selectors...)
+		seen := map[string]bool{}
+		sels = slices.DeleteFunc(sels, func(x string) bool {
+			dup := seen[x]
+			seen[x] = true
+			return dup
+		})
 		st.d.Selectors = sels
 		st.spec.Selectors = nil
 		for _, x := range sels {
