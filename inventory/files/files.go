@@ -57,6 +57,9 @@ type File struct {
 	// Err is set when the file could not be read at all (it is also listed
 	// in Skips).
 	Err error
+	// NotFollowed is set for a symlink that was not followed (listed in
+	// Skips): nothing was read.
+	NotFollowed bool
 }
 
 // Options steer Read.
@@ -235,8 +238,12 @@ func symlink(p, realRoot string) (job, bool) {
 	}
 	abs, _ := filepath.Abs(target)
 	if rel, err := filepath.Rel(realRoot, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		link, err := os.Readlink(p)
+		if err != nil {
+			link = target
+		}
 		return job{path: p, skip: &inventory.Skip{File: p,
-			Reason: fmt.Sprintf("symlink to %s leaves the scanned root: not followed", target)}}, true
+			Reason: fmt.Sprintf("symlink to %s leaves the scanned root: not followed", link)}}, true
 	}
 	info, err := os.Stat(p)
 	if err != nil || info.IsDir() || !manifestExt(p) {
@@ -258,6 +265,7 @@ func readJob(ctx context.Context, j job, stdin io.Reader, opts Options, emit fun
 	f := &File{Path: j.path, Order: j.order, Last: true}
 	switch {
 	case j.skip != nil:
+		f.NotFollowed = true
 		f.Skips = append(f.Skips, *j.skip)
 		return emit(f)
 	case j.err != nil:

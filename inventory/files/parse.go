@@ -97,17 +97,19 @@ func (b *builder) skipTemplate(line int) {
 // "{{inputs.x}}", a block scalar holding a config file) is data and is not
 // matched.
 func templateNode(n *yaml.Node) (int, bool) {
+	first := 0
 	stack := []*yaml.Node{n}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if n.Kind == yaml.MappingNode && n.Style&yaml.FlowStyle != 0 && len(n.Content) > 0 &&
-			n.Content[0].Kind == yaml.MappingNode && n.Content[0].Style&yaml.FlowStyle != 0 {
-			return n.Line, true
+			n.Content[0].Kind == yaml.MappingNode && n.Content[0].Style&yaml.FlowStyle != 0 &&
+			(first == 0 || n.Line < first) {
+			first = n.Line
 		}
 		stack = append(stack, n.Content...)
 	}
-	return 0, false
+	return first, first > 0
 }
 
 // doc adds a document, flattening a `kind: List`.

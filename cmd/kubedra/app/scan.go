@@ -248,7 +248,7 @@ func scanInputs(ctx context.Context, paths []string, stdin io.Reader, c scanConf
 		if f.Err != nil {
 			errs++
 		}
-		if f.Last {
+		if f.Last && f.Err == nil && !f.NotFollowed {
 			nFiles++
 		}
 		c.progress.add(f.Last, len(fs))
