@@ -89,6 +89,11 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState) Resolution {
 		c.Name = dnsLabel(strings.Join(bases, "-"))
 		c.Spec.Devices.Constraints = topology(pod, states, podReqs)
 	}
+	// Claim names are the pod's resourceClaims[].name: keep them unique.
+	claimNames := map[string]bool{}
+	for i := range res.Claims {
+		res.Claims[i].Name = unique(res.Claims[i].Name, claimNames)
+	}
 	for _, st := range states {
 		if st.base == "-attached" && applied(states[st.host], opts) && (st.d.Status == Mappable || st.d.Status == Lossy && opts.AllowLossy) {
 			st.d.Claim, st.d.Request = states[st.host].d.Claim, states[st.host].d.Request

@@ -186,9 +186,6 @@ func build(srcs []source) (*Set, LoadErrors) {
 			s.hints = append(s.hints, p.hints...)
 			s.templatePaths = append(s.templatePaths, p.file.TemplatePaths...)
 			if n := p.file.Naming; n != nil {
-				if n.ClaimTemplateSuffix != "" {
-					s.naming.ClaimTemplateSuffix = n.ClaimTemplateSuffix
-				}
 				s.naming.Requests = mergeMap(s.naming.Requests, n.Requests)
 				s.naming.Claims = mergeMap(s.naming.Claims, n.Claims)
 			}
@@ -430,9 +427,6 @@ func (p *parsed) validate(node *yaml.Node) LoadErrors {
 			if !dnsLabelRe.MatchString(n) || len(n) > 63 {
 				add(lineOf(node, "naming", "claims", res), "claim name %q for %s is not a DNS label", n, res)
 			}
-		}
-		if s := nm.ClaimTemplateSuffix; s != "" && !regexp.MustCompile(`^[-a-z0-9]+$`).MatchString(s) {
-			add(lineOf(node, "naming", "claimTemplateSuffix"), "claimTemplateSuffix %q: want lower-case letters, digits and '-'", s)
 		}
 	}
 	return errs

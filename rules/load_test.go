@@ -260,3 +260,38 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestEnableDisable(t *testing.T) {
+	t.Parallel()
+	data := `apiVersion: kubedra.dev/v1alpha1
+kind: Rules
+rules:
+- id: acme-fpga
+  resource: acme.com/fpga
+  driver: fpga.acme.example
+  deviceClass: fpga.acme.example
+  disabled: true
+---
+apiVersion: kubedra.dev/v1alpha1
+kind: Rules
+enable: [acme-fpga]
+`
+	pod := Pod{Requests: []PodRequest{req("a", "acme.com/fpga", "1")}}
+	s, err := LoadBytes("acme.yaml", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := s.Resolve(pod, Options{})
+	if res.Decisions[0].Status != Mappable {
+		t.Errorf("enabled rule: %+v", res.Decisions[0])
+	}
+	first, _, _ := strings.Cut(data, "---")
+	s, err = LoadBytes("acme.yaml", []byte(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ = s.Resolve(pod, Options{})
+	if d := res.Decisions[0]; d.Status != Unmapped || !strings.Contains(d.Reason, "no rule maps acme.com/fpga") {
+		t.Errorf("disabled rule applied: %+v", d)
+	}
+}

@@ -195,11 +195,10 @@ type HintRule struct {
 	Keep bool `yaml:"keep,omitempty" json:"keep,omitempty"`
 }
 
-// Naming overrides generated names.
+// Naming overrides generated names. Claim names also name the generated
+// objects: migrate calls a workload's ResourceClaimTemplate
+// <workload>-<claim>.
 type Naming struct {
-	// ClaimTemplateSuffix is appended to the workload name for
-	// ResourceClaimTemplates (default "-devices"); plan applies it.
-	ClaimTemplateSuffix string `yaml:"claimTemplateSuffix,omitempty" json:"claimTemplateSuffix,omitempty"`
 	// Requests maps a resource name to the DeviceRequest base name.
 	Requests map[string]string `yaml:"requests,omitempty" json:"requests,omitempty"`
 	// Claims maps a resource name to the claim base name.
