@@ -62,9 +62,11 @@ type Finding struct {
 // Result is a check's outcome.
 type Result string
 
-// Check outcomes.
+// Check outcomes: fail when an error-level finding was made, warn for a
+// warning, pass otherwise (info findings included).
 const (
 	Pass    Result = "pass"
+	Warn    Result = "warn"
 	Fail    Result = "fail"
 	Skipped Result = "skipped"
 )
@@ -189,9 +191,14 @@ func Run(f *cluster.Facts, opts Options) *Report {
 				fs[i].Objects = []Ref{}
 			}
 		}
-		if len(fs) > 0 {
-			cr.Result = Fail
-			cr.Findings = len(fs)
+		cr.Findings = len(fs)
+		for _, f := range fs {
+			switch {
+			case f.Severity == Error:
+				cr.Result = Fail
+			case f.Severity == Warning && cr.Result == Pass:
+				cr.Result = Warn
+			}
 		}
 		r.Checks = append(r.Checks, cr)
 		r.Items = append(r.Items, fs...)
@@ -431,8 +438,12 @@ func (e *env) pools(items []Finding) []Pool {
 			}
 		}
 		if !named && it.Pool == "" {
+			// A cluster-wide blocker blocks the pools that have devices;
+			// an API that is not ready blocks every pool.
 			for _, p := range byPool {
-				mark(p, v, it.Check)
+				if len(p.Plugins)+len(p.Drivers) > 0 || it.Check == CheckAPIReadiness {
+					mark(p, v, it.Check)
+				}
 			}
 		}
 	}

@@ -123,15 +123,22 @@ func checkNodeConflict(e *env) []Finding {
 func checkDaemonSetOverlap(e *env) []Finding {
 	var out []Finding
 	nodesOf := map[string][]string{}
+	family := map[string]string{}
 	for _, ds := range e.f.DaemonSets {
-		nodesOf[ds.Namespace+"/"+ds.Name] = cluster.NodesFor(ds, e.f.Nodes)
+		k := ds.Namespace + "/" + ds.Name
+		nodesOf[k] = cluster.NodesFor(ds, e.f.Nodes)
+		family[k] = ds.Family
+		if ds.Family == "" {
+			family[k] = e.inferFamily(ds.Role, nodesOf[k])
+		}
 	}
 	for _, p := range e.f.DaemonSets {
-		if p.Role != cluster.DevicePlugin || p.Family == "" {
+		pf := family[p.Namespace+"/"+p.Name]
+		if p.Role != cluster.DevicePlugin || pf == "" {
 			continue
 		}
 		for _, d := range e.f.DaemonSets {
-			if d.Role != cluster.DRADriver || d.Family != p.Family {
+			if d.Role != cluster.DRADriver || family[d.Namespace+"/"+d.Name] != pf {
 				continue
 			}
 			var both []string
@@ -149,11 +156,31 @@ func checkDaemonSetOverlap(e *env) []Finding {
 			}, nodeRefs(both)...)
 			out = append(out, Finding{Objects: objs,
 				Message: fmt.Sprintf("device-plugin DaemonSet %s/%s and DRA-driver DaemonSet %s/%s (%s) would both run on %d node(s): %s",
-					p.Namespace, p.Name, d.Namespace, d.Name, p.Family, len(both), list(both)),
+					p.Namespace, p.Name, d.Namespace, d.Name, pf, len(both), list(both)),
 				Fix: "give the two DaemonSets disjoint nodeSelectors (e.g. a per-pool label), or a taint only the driver tolerates"})
 		}
 	}
 	return out
+}
+
+// inferFamily names the family of a DaemonSet no signature knows: the one
+// family its role serves on the nodes it schedules onto (allocatable for a
+// plugin, ResourceSlices for a driver), or "" when there is not exactly one.
+func (e *env) inferFamily(role cluster.Role, nodes []string) string {
+	m := e.plugin
+	if role == cluster.DRADriver {
+		m = e.dra
+	}
+	fams := map[string]bool{}
+	for _, n := range nodes {
+		for fam := range m[n] {
+			fams[fam] = true
+		}
+	}
+	if len(fams) != 1 {
+		return ""
+	}
+	return keys(fams)[0]
 }
 
 func checkClassClash(e *env) []Finding {
@@ -165,9 +192,7 @@ func checkClassClash(e *env) []Finding {
 		}
 		// Newest creationTimestamp wins; ties go to the smaller name
 		// (extendedresourcecache, dra.md §2.2).
-		winner := slices.MaxFunc(dcs, func(a, b cluster.DeviceClass) int {
-			return cmp.Or(cmp.Compare(a.Created, b.Created), cmp.Compare(b.Name, a.Name))
-		})
+		winner := winningClass(dcs)
 		var names []string
 		var objs []Ref
 		for _, dc := range dcs {
@@ -179,6 +204,15 @@ func checkClassClash(e *env) []Finding {
 			Fix:     "remove extendedResourceName from all but one class, unless you are moving the name between classes on purpose"})
 	}
 	return out
+}
+
+// winningClass is the class the scheduler uses for a name: newest
+// creationTimestamp, ties to the smaller name (extendedresourcecache,
+// dra.md §2.2).
+func winningClass(dcs []cluster.DeviceClass) cluster.DeviceClass {
+	return slices.MaxFunc(dcs, func(a, b cluster.DeviceClass) int {
+		return cmp.Or(cmp.Compare(a.Created, b.Created), cmp.Compare(b.Name, a.Name))
+	})
 }
 
 func checkPluginAdvertises(e *env) []Finding {
@@ -319,8 +353,8 @@ func checkQuotas(e *env) []Finding {
 			case !kep5004:
 				out = append(out, Finding{Objects: []Ref{ref},
 					Message: fmt.Sprintf("ResourceQuota %s/%s limits %s=%s; DeviceClass %s maps it, but claims count against it only with DRAExtendedResource (1.36+ default)",
-						q.Namespace, q.Name, k, q.Hard[k], classes[0].Name),
-					Fix: fmt.Sprintf("add %s.deviceclass.resource.k8s.io/devices to the quota, or enable DRAExtendedResource", classes[0].Name)})
+						q.Namespace, q.Name, k, q.Hard[k], winningClass(classes).Name),
+					Fix: fmt.Sprintf("add %s.deviceclass.resource.k8s.io/devices to the quota, or enable DRAExtendedResource", winningClass(classes).Name)})
 			}
 		}
 	}
@@ -330,6 +364,23 @@ func checkQuotas(e *env) []Finding {
 // checkStaleLabels: on nodes where only DRA serves a family, labels from
 // feature discovery and device taints keep steering workloads.
 func checkStaleLabels(e *env) []Finding {
+	// Labels that DRA-driver DaemonSets select on are in use, not stale.
+	used := map[string]bool{}
+	for _, ds := range e.f.DaemonSets {
+		if ds.Role != cluster.DRADriver {
+			continue
+		}
+		for k := range ds.Placement.NodeSelector {
+			used[k] = true
+		}
+		if a := ds.Placement.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+				for _, r := range t.MatchExpressions {
+					used[r.Key] = true
+				}
+			}
+		}
+	}
 	type key struct{ pool, family string }
 	labels := map[key]map[string]bool{}
 	nodes := map[key][]string{}
@@ -341,7 +392,7 @@ func checkStaleLabels(e *env) []Finding {
 			k := key{n.PoolName(), fam}
 			var stale []string
 			for l := range n.Labels {
-				if featureLabel(l, fam) {
+				if featureLabel(l, fam) && !used[l] {
 					stale = append(stale, "label "+l)
 				}
 			}
