@@ -396,7 +396,7 @@ func (p *parsed) validate(node *yaml.Node) LoadErrors {
 				add(at(k), "%s: %v", k, err)
 				continue
 			}
-			if _, err := selector.Compile(x, selector.Features{}); err != nil {
+			if _, err := selector.Compile(x, loadFeatures); err != nil {
 				add(at(k), "%s: %v", k, err)
 			}
 		}
@@ -529,7 +529,7 @@ func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
 	check := func(field any, i int, e string) {
 		x, err := expand(e, sample, r.modes)
 		if err == nil {
-			_, err = selector.Compile(x, selector.Features{})
+			_, err = selector.Compile(x, loadFeatures)
 		}
 		if err != nil {
 			add(at(field, i), "%s[%d]: %v", field, i, err)
@@ -608,3 +608,10 @@ func expand(tmpl string, vars map[string][]string, modes map[string]string) (str
 }
 
 func celString(s string) string { return strconv.Quote(s) }
+
+// loadFeatures are the CEL features rules are checked with when loaded: the
+// newest environment kubedra targets with default gates (consumable capacity
+// is beta-on from 1.36). Resolve checks generated expressions again for the
+// actual target, so a rule that uses device.allowMultipleAllocations loads,
+// and is reported unmapped on targets that lack it.
+var loadFeatures = selector.Features{ConsumableCapacity: true}

@@ -253,3 +253,28 @@ func TestMIGProfiles(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectorCheckedPerTarget(t *testing.T) {
+	t.Parallel()
+	s, err := LoadBytes("multi.yaml", []byte(`apiVersion: kubedra.dev/v1alpha1
+kind: Rules
+rules:
+- id: acme-shared-fpga
+  resource: acme.com/fpga
+  driver: fpga.acme.example
+  deviceClass: fpga.acme.example
+  selectors: ["device.allowMultipleAllocations"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := Pod{Requests: []PodRequest{req("a", "acme.com/fpga", "1")}}
+	res, _ := s.Resolve(pod, Options{Target: Version{1, 35}})
+	if d := res.Decisions[0]; d.Status != Unmapped || !strings.Contains(d.Reason, "rejected by the API server") {
+		t.Errorf("1.35: %+v, want unmapped (no allowMultipleAllocations before 1.36)", d)
+	}
+	res, _ = s.Resolve(pod, Options{Target: Version{1, 36}})
+	if d := res.Decisions[0]; d.Status != Mappable {
+		t.Errorf("1.36: %+v, want mappable", d)
+	}
+}
