@@ -564,11 +564,14 @@ func join(path, seg string) string {
 // escape escapes dots in a key so the path splits where it should.
 func escape(key string) string { return strings.ReplaceAll(key, ".", `\.`) }
 
-// item is the path suffix of a list item: [name=x] when it has a scalar
-// name without brackets or dots, else [i].
+// item is the path suffix of a list item: [name=x] (or Ray's
+// [groupName=x]) when it has such a scalar without brackets or dots, else
+// [i].
 func item(n *yaml.Node, i int) string {
-	if name := scalar(get(n, "name")); name != "" && !strings.ContainsAny(name, "[]=. ") {
-		return "[name=" + name + "]"
+	for _, k := range []string{"name", "groupName"} {
+		if v := scalar(get(n, k)); v != "" && !strings.ContainsAny(v, "[]=. ") {
+			return "[" + k + "=" + v + "]"
+		}
 	}
 	return "[" + strconv.Itoa(i) + "]"
 }

@@ -136,7 +136,7 @@ spec:
         spec:
           containers: [{name: worker, resources: {limits: {nvidia.com/gpu: 1}}}]
 `,
-			want: []string{"14:60 spec.rayClusterConfig.workerGroupSpecs[0].template.spec container/worker[0] nvidia.com/gpu limit=1"},
+			want: []string{"14:60 spec.rayClusterConfig.workerGroupSpecs[groupName=gpu].template.spec container/worker[0] nvidia.com/gpu limit=1"},
 		},
 		{
 			name: "JobSet replicated jobs",

@@ -1,0 +1,128 @@
+package app_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubedra/kubedra/cmd/kubedra/app"
+	"github.com/kubedra/kubedra/internal/golden"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+func testStreams(in string, env map[string]string) (app.IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	return app.IOStreams{
+		In: strings.NewReader(in), Out: &out, ErrOut: &errOut,
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+	}, &out, &errOut
+}
+
+func TestScanFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		want    app.ScanOptions
+		wantErr string
+	}{
+		{name: "defaults", args: []string{"dir"},
+			want: app.ScanOptions{Paths: []string{"dir"}, Output: "table", Color: "auto", Target: rules.DefaultTarget}},
+		{name: "everything", args: []string{"-o", "json", "--strict", "--rules", "a.yaml", "--rules", "b.yaml",
+			"--target-version", "v1.36", "--color", "never", "-q", "-", "x.yaml"},
+			want: app.ScanOptions{Paths: []string{"-", "x.yaml"}, Output: "json", Strict: true,
+				RulesFiles: []string{"a.yaml", "b.yaml"}, Target: rules.Version{Major: 1, Minor: 36}, Color: "never", Quiet: true}},
+		{name: "example", args: []string{"--example", "-o", "wide"},
+			want: app.ScanOptions{Paths: []string{}, Example: true, Output: "wide", Color: "auto", Target: rules.DefaultTarget}},
+		{name: "no input", args: nil, wantErr: "no input"},
+		{name: "example with paths", args: []string{"--example", "x"}, wantErr: "--example takes no paths"},
+		{name: "bad format", args: []string{"-o", "csv", "x"}, wantErr: `unknown output format "csv"`},
+		{name: "bad color", args: []string{"--color", "yes", "x"}, wantErr: `unknown --color "yes"`},
+		{name: "stdin twice", args: []string{"-", "-"}, wantErr: "only once"},
+		{name: "bad target", args: []string{"--target-version", "1.99", "x"}, wantErr: "not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			streams, _, _ := testStreams("", nil)
+			var got *app.ScanOptions
+			cmd := app.NewCmdScan(streams, func(o *app.ScanOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.IO, got.Context, got.ProgressAfter = app.IOStreams{}, nil, 0
+			if diff := cmp.Diff(&tt.want, got); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestScanManifests is the golden JSON of the fixture tree
+// testdata/manifests: real files from the corpus and cases per kind family.
+func TestScanManifests(t *testing.T) {
+	t.Chdir("../../..")
+	streams, out, errOut := testStreams("", nil)
+	code := app.Main([]string{"kubedra", "scan", "-o", "json", "testdata/manifests"}, streams)
+	if code != app.ExitError {
+		t.Errorf("exit code %d, want %d (testdata/manifests/own/broken.yaml)", code, app.ExitError)
+	}
+	if want := "kubedra: 1 input could not be read or parsed (listed under skipped)\n"; errOut.String() != want {
+		t.Errorf("stderr = %q, want %q", errOut.String(), want)
+	}
+	var r plan.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	golden.Check(t, "cmd/kubedra/app/testdata/TestScanManifests.golden.json", out.Bytes())
+}
+
+// TestScanColor checks the colour policy end to end: escapes only when
+// allowed, never in machine formats.
+func TestScanColor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		tty     bool
+		wantESC bool
+	}{
+		{name: "tty", tty: true, env: map[string]string{"TERM": "xterm"}, wantESC: true},
+		{name: "pipe", env: map[string]string{"TERM": "xterm"}},
+		{name: "tty with NO_COLOR", tty: true, env: map[string]string{"TERM": "xterm", "NO_COLOR": "yes"}},
+		{name: "pipe with CLICOLOR_FORCE", env: map[string]string{"CLICOLOR_FORCE": "1"}, wantESC: true},
+		{name: "NO_COLOR beats CLICOLOR_FORCE", env: map[string]string{"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}},
+		{name: "--color always beats NO_COLOR", args: []string{"--color", "always"}, env: map[string]string{"NO_COLOR": "1"}, wantESC: true},
+		{name: "--color never on a tty", args: []string{"--color", "never"}, tty: true, env: map[string]string{"TERM": "xterm"}},
+		{name: "json on a tty", args: []string{"-o", "json"}, tty: true, env: map[string]string{"TERM": "xterm"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			streams, out, _ := testStreams("", tt.env)
+			streams.OutTTY = tt.tty
+			args := append([]string{"kubedra", "scan", "--example"}, tt.args...)
+			if code := app.Main(args, streams); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+			if got := bytes.Contains(out.Bytes(), []byte("\x1b[")); got != tt.wantESC {
+				t.Errorf("escape sequences = %v, want %v:\n%q", got, tt.wantESC, out.String())
+			}
+		})
+	}
+}
