@@ -116,6 +116,11 @@ func (d *DumpWriter) Close(f *Facts) error {
 	return d.w.Flush()
 }
 
+// NotInDump is the reason given for resource types a dump without
+// ClusterInfo holds no object of: kubectl's output does not say whether they
+// were left out or there are none.
+const NotInDump = "not in the dump (or none exist)"
+
 // dumpResources are the resource types a live read covers; a dump without
 // ClusterInfo (kubectl's) that holds none of one of them reports it.
 var dumpResources = map[string]string{
@@ -197,7 +202,7 @@ func ReadDump(r io.Reader) (*Facts, error) {
 		if seen[kind] {
 			c.MarkRead(res)
 		} else {
-			c.AddProblem(res, "not in the dump (or none exist)")
+			c.AddProblem(res, NotInDump)
 		}
 	}
 	return c.Facts(), nil
