@@ -68,6 +68,7 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 		NewCmdBundle(streams, nil),
 		NewCmdCheck(streams, nil),
 		NewCmdMigrate(streams, nil),
+		NewCmdAudit(streams, nil),
 	)
 	return root
 }
