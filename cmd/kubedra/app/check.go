@@ -41,6 +41,7 @@ type CheckOptions struct {
 	Rules     []string
 	Target    rules.Version
 	Reports   []string
+	Color     string
 	Config    string
 	Strict    bool
 	Quiet     bool
@@ -126,10 +127,11 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 	f.StringVarP(&opts.Output, "output", "o", checkDefaultFormat(), "output format: "+strings.Join(allCheckFormats(), ", "))
 	f.StringVar(&opts.FailOn, "fail-on", FailOnAny, "what fails the gate: any, lossy or unmapped")
 	f.StringArrayVar(&opts.Rules, "rules", nil, "user rules file, overlaid on the built-in rules (repeatable)")
-	f.Var(&opts.Target, "target", "Kubernetes version the manifests must work on (1.32 to 1.37)")
+	f.Var(&opts.Target, "target-version", fmt.Sprintf("Kubernetes version the DRA mapping must work on (%s to %s)", rules.MinTarget, rules.MaxTarget))
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report: FORMAT=PATH, e.g. sarif=kubedra.sarif (repeatable)")
 	f.StringVar(&opts.Config, "config", "", "config file (default: .kubedra.yaml in the working folder or above; none to disable)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on inputs skipped by design too: unrendered templates, symlinks out of the tree")
+	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the table: auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no summary line on stderr")
 	return cmd
 }
@@ -189,6 +191,10 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		// Ignores change the counts.
 		res.Report.Summary = plan.NewReport(res.Report.Findings, res.Report.Skipped, res.Report.Summary.Files, res.Report.Summary.Documents).Summary
 	}
+	profile, err := report.ColorProfile(opts.Color, opts.IO.OutTTY, opts.IO.Getenv)
+	if err != nil {
+		return &FlagError{Err: err}
+	}
 	c := report.Check{Report: res.Report, FailOn: opts.FailOn, Failing: make([]bool, len(res.Report.Findings)),
 		Tool: report.Tool{Name: "kubedra", Version: Build().Version, InformationURI: "https://github.com/kubedra/kubedra"}}
 	for i, it := range res.Report.Findings {
@@ -198,11 +204,12 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	var errs []error
 	for _, r := range opts.Reports {
 		format, path, _ := parseReportFlag(r)
-		if err := writeFileAtomic(opts.IO, path, func(w io.Writer) error { return renderCheck(w, format, c, false) }); err != nil {
+		// Report files are for machines and CI viewers: never coloured.
+		if err := writeFileAtomic(opts.IO, path, func(w io.Writer) error { return renderCheck(w, format, c, report.Style{}) }); err != nil {
 			errs = append(errs, fmt.Errorf("writing %s report %s: %w", format, path, err))
 		}
 	}
-	if err := renderCheck(opts.IO.Out, opts.Output, c, opts.IO.OutTTY); err != nil {
+	if err := renderCheck(opts.IO.Out, opts.Output, c, report.Style{Profile: profile}); err != nil {
 		errs = append(errs, err)
 	}
 
@@ -259,9 +266,8 @@ func checkPlural(n int, one, many string) string {
 	return many
 }
 
-// renderCheck writes c in format to w. tty tells the scan formats whether
-// they may colour.
-func renderCheck(w io.Writer, format string, c report.Check, tty bool) error {
+// renderCheck writes c in format to w; style colours the table formats.
+func renderCheck(w io.Writer, format string, c report.Check, style report.Style) error {
 	switch format {
 	case "sarif":
 		return report.SARIF(w, c)
@@ -272,7 +278,7 @@ func renderCheck(w io.Writer, format string, c report.Check, tty bool) error {
 	case "github":
 		return report.GitHub(w, c)
 	}
-	return checkRenderScan(w, format, c.Report, tty)
+	return checkRenderScan(w, format, c.Report, style)
 }
 
 func allCheckFormats() []string { return append(slices.Clone(checkScanFormats()), checkFormats...) }

@@ -67,7 +67,7 @@ type IgnoreRule struct {
 var configKeys = []struct{ key, flag string }{
 	{"rules", "rules"},
 	{"failOn", "fail-on"},
-	{"target", "target"},
+	{"target", "target-version"},
 	{"strategy", "strategy"},
 	{"allowLossy", "allow-lossy"},
 }
