@@ -395,7 +395,10 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 			st.d.Loss = r.Sharing.Loss
 			st.claimBase = firstNonEmpty(r.Sharing.Claim, st.claimBase+"-shared")
 		}
-		st.d.ExtendedResourceName = firstNonEmpty(r.ExtendedResourceName, pr.Resource)
+		// Only a plain count can be served through an extended resource.
+		if st.d.Status == Mappable && r.Count == nil {
+			st.d.ExtendedResourceName = firstNonEmpty(r.ExtendedResourceName, pr.Resource)
+		}
 	}
 	return s.assemble(pod, opts, states), nil
 }

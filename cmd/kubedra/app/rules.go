@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rules"
@@ -117,21 +117,41 @@ func dash(s string) string {
 	return s
 }
 
+var yaml11Bool = map[string]bool{"y": true, "yes": true, "n": true, "no": true, "on": true, "off": true, "true": true, "false": true}
+
+// writeMachine writes v as indented JSON or as YAML; YAML keeps the Go
+// types' field order (apiVersion and kind first) rather than sorting keys.
 func writeMachine(w io.Writer, format string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if format == "yaml" {
-		y, err := sigyaml.JSONToYAML(b)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(y)
+	if format != "yaml" {
+		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	var n yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&n); err != nil {
+		return err
+	}
+	var block func(*yaml.Node)
+	block = func(x *yaml.Node) {
+		x.Style = 0
+		// YAML 1.1 readers take these for booleans: keep them quoted.
+		if x.Kind == yaml.ScalarNode && x.Tag == "!!str" && yaml11Bool[strings.ToLower(x.Value)] {
+			x.Style = yaml.DoubleQuotedStyle
+		}
+		for _, c := range x.Content {
+			block(c)
+		}
+	}
+	block(&n)
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(&n); err != nil {
+		return err
+	}
+	return enc.Close()
 }
 
 func newCmdRulesShow(streams IOStreams) *cobra.Command {
