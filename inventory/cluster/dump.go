@@ -190,14 +190,16 @@ func ReadDump(r io.Reader) (*Facts, error) {
 		}
 		return c.Facts(), nil
 	}
-	// kubectl output: no server version; the served resource.k8s.io
-	// versions are those the objects were written in.
+	// kubectl output: no server version and no discovery, so the checks
+	// that need them are skipped; the served resource.k8s.io versions shown
+	// are those the objects were written in.
 	var served []string
 	for v := range resourceVersions {
 		served = append(served, v)
 	}
 	slices.SortFunc(served, compareAPIVersions)
 	c.SetServer("", served)
+	c.AddProblem("discovery", NotInDump)
 	for kind, res := range dumpResources {
 		if seen[kind] {
 			c.MarkRead(res)

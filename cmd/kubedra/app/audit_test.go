@@ -1,0 +1,62 @@
+package app_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubedra/kubedra/cmd/kubedra/app"
+)
+
+func TestAuditExitCodes(t *testing.T) {
+	t.Parallel()
+	fixture := func(name string) string { return filepath.Join("..", "..", "..", "testdata", "cluster", name) }
+	partial := `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+---
+apiVersion: kubedra.dev/v1alpha1
+kind: ClusterInfo
+serverVersion: v1.37.2
+resourceAPIVersions: [v1]
+read: [nodes]
+problems:
+- {resource: pods, reason: "forbidden: pods is forbidden"}
+`
+	kubectlList := `apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: n1}}
+`
+	tests := []struct {
+		name       string
+		args       []string
+		stdin      string
+		want       int
+		wantStdout string
+		wantStderr string
+	}{
+		{"error findings", []string{"audit", "--from-dump", fixture("mixed.yaml")}, "", app.ExitFindings, "conflicting", ""},
+		{"clean", []string{"audit", "--from-dump", fixture("clean.yaml"), "-o", "markdown"}, "", app.ExitOK, "| plugins | 1 |", ""},
+		{"kubectl list on stdin", []string{"audit", "--from-dump", "-", "-o", "yaml"}, kubectlList, app.ExitOK, "kind: AuditReport", ""},
+		{"partial read", []string{"audit", "--from-dump", "-"}, partial, app.ExitError, "Partial report", "partial report: could not read pods"},
+		{"missing dump", []string{"audit", "--from-dump", "/nonexistent.yaml"}, "", app.ExitError, "", "reading dump"},
+		{"broken dump", []string{"audit", "--from-dump", "-"}, "a: [", app.ExitError, "", "reading dump -"},
+		{"bad format", []string{"audit", "-o", "csv"}, "", app.ExitError, "", "unknown output format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			streams, out, errOut := testStreams(tt.stdin, map[string]string{"NO_COLOR": "1"})
+			if code := app.Main(append([]string{"kubedra"}, tt.args...), streams); code != tt.want {
+				t.Errorf("exit %d, want %d; stderr: %s", code, tt.want, errOut)
+			}
+			if !strings.Contains(out.String(), tt.wantStdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.wantStdout, out)
+			}
+			if !strings.Contains(errOut.String(), tt.wantStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, errOut)
+			}
+		})
+	}
+}
