@@ -27,7 +27,7 @@ func FuzzResolve(f *testing.F) {
 	f.Fuzz(func(t *testing.T, res, qty, key, val, other string, share bool) {
 		pod := Pod{
 			Requests: []PodRequest{req("a", res, qty), req("a", other, "1"), req("b", res, qty)},
-			Hints: []inventory.Hint{nodeSel(key, val), affinity(key, "Gt", val), affinity(key, "NotIn", val, "x")},
+			Hints:    []inventory.Hint{nodeSel(key, val), affinity(key, "Gt", val), affinity(key, "NotIn", val, "x")},
 		}
 		for _, target := range allTargets {
 			r, err := set.Resolve(pod, Options{Target: target, AllowLossy: true, Share: share})
