@@ -44,10 +44,12 @@ func TestCluster(t *testing.T) {
 func TestDevicePluginAndDRA(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	sb := cluster.NewSandbox(t)
+	// Two sandboxes: on 1.37 the gpu.nvidia.com class maps nvidia.com/gpu
+	// (KEP-5004), so a DRA node would also serve the plugin-style pods.
+	sb, dra := cluster.NewSandbox(t), cluster.NewSandbox(t)
 	sb.Node(harness.NodeSpec{Name: "plugin", Resources: map[string]string{"nvidia.com/gpu": "2"}})
-	sb.Node(harness.NodeSpec{Name: "dra"})
-	sb.Slice(harness.NvidiaDriver, "dra",
+	dra.Node(harness.NodeSpec{Name: "dra"})
+	dra.Slice(harness.NvidiaDriver, "dra",
 		harness.NvidiaGPU{Minor: 0, ProductName: "NVIDIA A100-SXM4-80GB"}.Device(),
 		harness.NvidiaGPU{Minor: 1, ProductName: "NVIDIA H100 80GB HBM3", Architecture: "Hopper"}.Device())
 	cluster.EnsureDeviceClasses(t, harness.DeviceClasses()...)
@@ -91,8 +93,12 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range objs {
-		if err := sb.Confine(o); err != nil {
+	for i, o := range objs {
+		box := sb
+		if i >= 2 {
+			box = dra
+		}
+		if err := box.Confine(o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,11 +118,11 @@ spec:
 	if _, err := cluster.WaitPodUnschedulable(ctx, sb.Namespace, "plugin-2", harness.DefaultWait); err != nil {
 		t.Errorf("plugin-2 wants 2 GPUs where 1 is left: %v", err)
 	}
-	p, err = cluster.WaitPodScheduled(ctx, sb.Namespace, "dra-1", harness.DefaultWait)
+	p, err = cluster.WaitPodScheduled(ctx, dra.Namespace, "dra-1", harness.DefaultWait)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := sb.Logical(p.Spec.NodeName); got != "dra" {
+	if got := dra.Logical(p.Spec.NodeName); got != "dra" {
 		t.Errorf("dra-1 on node %q, want dra (the only node with a ResourceSlice)", got)
 	}
 	claims, err := cluster.PodClaims(ctx, p)
@@ -130,8 +136,10 @@ spec:
 	if len(devs) != 1 || devs[0].Attributes["gpu.nvidia.com/productName"] != "NVIDIA H100 80GB HBM3" || devs[0].Device != "gpu-1" {
 		t.Errorf("allocated %+v, want gpu-1 (the H100)", devs)
 	}
-	if err := cluster.ForceDeletePods(ctx, sb.Namespace); err != nil {
-		t.Fatal(err)
+	for _, ns := range []string{sb.Namespace, dra.Namespace} {
+		if err := cluster.ForceDeletePods(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -22,13 +22,17 @@ func Poll(ctx context.Context, timeout time.Duration, what string, cond func(ctx
 	seen := "nothing yet"
 	for {
 		done, s, err := cond(ctx)
+		if ctx.Err() != nil {
+			// The deadline hit during cond: what it saw is the deadline, not the object.
+			return fmt.Errorf("timed out after %s waiting for %s; last seen: %s", timeout, what, seen)
+		}
 		if s != "" {
 			seen = s
 		}
-		if err != nil && ctx.Err() == nil {
+		if err != nil {
 			return fmt.Errorf("waiting for %s: %w (last seen: %s)", what, err, seen)
 		}
-		if done && err == nil {
+		if done {
 			return nil
 		}
 		select {
