@@ -370,3 +370,18 @@ func TestExcludeEveryTerm(t *testing.T) {
 		t.Errorf("exclude mutated its input")
 	}
 }
+
+// TestVerifyTaintedBeforeInstall: before the driver exists, its stand-in
+// tolerates every taint, so a tainted GPU node with an unpatched plugin is
+// still a conflict once labelled.
+func TestVerifyTaintedBeforeInstall(t *testing.T) {
+	d := mustDriver(t, "nvidia")
+	res, err := Generate(Options{Driver: d, Target: rules.Version{Major: 1, Minor: 34}, Facts: readFacts(t, "nvidia-cluster.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Verify(&res.Manifest, d, readFacts(t, "nvidia-cluster.yaml"))
+	if !hasConflict(r, "h100-1", StateDRA) {
+		t.Errorf("want a labelled-state conflict on the tainted h100-1, got %+v", r.Conflicts)
+	}
+}

@@ -91,6 +91,9 @@ type Manifest struct {
 	NodeLabels map[string]string `json:"nodeLabels"`
 	// DriverNodeSelector restricts the driver's kubelet plugin.
 	DriverNodeSelector map[string]string `json:"driverNodeSelector"`
+	// DriverTolerations are the tolerations kubedra gives the kubelet plugin
+	// for the pools' taints.
+	DriverTolerations []corev1.Toleration `json:"driverTolerations,omitempty"`
 	DriverDaemonSet    Workload          `json:"driverDaemonSet"`
 	Plugins            []PluginAction    `json:"plugins"`
 	PoolLabel          string            `json:"poolLabel,omitempty"`
@@ -183,6 +186,7 @@ func Generate(opts Options) (*Result, error) {
 	}
 	g.deviceClasses()
 	g.taints()
+	g.man.DriverTolerations = g.tolerations
 	if err := g.phase1(); err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ type daemon struct {
 // DaemonSets in f: in each of the three label states of every node, no
 // device-plugin DaemonSet of the family and no driver DaemonSet can both run.
 // When the driver is not installed yet, a pod that selects the bundle's
-// DriverNodeSelector stands in for it.
+// DriverNodeSelector and tolerates every taint stands in for it.
 func Verify(m *Manifest, d Driver, f *Facts) *Report {
 	r := &Report{Family: m.Family}
 	var plugins, drivers []daemon
@@ -108,8 +108,11 @@ func Verify(m *Manifest, d Driver, f *Facts) *Report {
 	}
 	if len(drivers) == 0 {
 		r.DriverFromBundle = true
-		drivers = append(drivers, daemon{"(bundle) " + m.DriverDaemonSet.Namespace + "/" + m.DriverDaemonSet.Name, &corev1.PodSpec{NodeSelector: m.DriverNodeSelector}})
-		r.Notes = append(r.Notes, "driver not installed: its node selector from the bundle stands in for it")
+		// Before install the driver's real tolerations are unknown: assume
+		// the worst, one that tolerates every taint, so no conflict hides.
+		drivers = append(drivers, daemon{"(bundle) " + m.DriverDaemonSet.Namespace + "/" + m.DriverDaemonSet.Name,
+			&corev1.PodSpec{NodeSelector: m.DriverNodeSelector, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}})
+		r.Notes = append(r.Notes, "driver not installed: a pod with the bundle's node selector that tolerates every taint stands in for it")
 	}
 	if len(plugins) == 0 {
 		r.Notes = append(r.Notes, "no device-plugin DaemonSet of the family found")
