@@ -94,11 +94,11 @@ type Manifest struct {
 	// DriverTolerations are the tolerations kubedra gives the kubelet plugin
 	// for the pools' taints.
 	DriverTolerations []corev1.Toleration `json:"driverTolerations,omitempty"`
-	DriverDaemonSet    Workload          `json:"driverDaemonSet"`
-	Plugins            []PluginAction    `json:"plugins"`
-	PoolLabel          string            `json:"poolLabel,omitempty"`
-	Pools              []Pool            `json:"pools"`
-	FactsSource        string            `json:"factsSource"`
+	DriverDaemonSet   Workload            `json:"driverDaemonSet"`
+	Plugins           []PluginAction      `json:"plugins"`
+	PoolLabel         string              `json:"poolLabel,omitempty"`
+	Pools             []Pool              `json:"pools"`
+	FactsSource       string              `json:"factsSource"`
 }
 
 // PluginAction is how one device-plugin DaemonSet is kept off DRA nodes.
