@@ -86,7 +86,7 @@ func TestSchedulingEquivalence(t *testing.T) {
 			migrated := decode(t, "kubedra migrate output", migrate(t, input))
 			checkMigrated(t, migrated)
 
-			var got [2]map[string][]string
+			var got [2]outcome
 			for i, w := range []world{pluginWorld, draWorld} {
 				objs := original
 				if w == draWorld {
@@ -174,9 +174,16 @@ func appLabel(o *unstructured.Unstructured) string {
 	return labels["app"]
 }
 
+// outcome is where each workload's pods went in one world, and why the
+// pending ones are pending (the scheduler's message).
+type outcome struct {
+	nodes   map[string][]string
+	reasons []string
+}
+
 // run builds one world in a sandbox, creates objs in it and returns where
 // each workload's pods went.
-func run(t *testing.T, sc scenario, w world, objs []*unstructured.Unstructured) map[string][]string {
+func run(t *testing.T, sc scenario, w world, objs []*unstructured.Unstructured) outcome {
 	ctx := context.Background()
 	sb := cluster.NewSandbox(t)
 	for _, n := range sc.nodes {
@@ -233,23 +240,24 @@ func run(t *testing.T, sc scenario, w world, objs []*unstructured.Unstructured) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string][]string{}
+	got := outcome{nodes: map[string][]string{}}
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		node := pending
 		if p.Spec.NodeName != "" {
 			node = sb.Logical(p.Spec.NodeName)
 		} else if c := harness.PodCondition(p, corev1.PodScheduled); c != nil {
-			t.Logf("%s world: pod %s pending: %s", w, p.Name, c.Message)
+			got.reasons = append(got.reasons, fmt.Sprintf("%s world: pod %s pending: %s", w, p.Name, c.Message))
 		}
-		got[p.Labels["app"]] = append(got[p.Labels["app"]], node)
+		got.nodes[p.Labels["app"]] = append(got.nodes[p.Labels["app"]], node)
 		if w == draWorld && p.Spec.NodeName != "" {
 			checkAllocation(t, sc, p)
 		}
 	}
-	for k := range got {
-		sort.Strings(got[k])
+	for k := range got.nodes {
+		sort.Strings(got.nodes[k])
 	}
+	sort.Strings(got.reasons)
 	return got
 }
 
@@ -363,8 +371,9 @@ func deviceNames(claims map[string][]harness.AllocatedDevice) []string {
 	return out
 }
 
-func compare(t *testing.T, sc scenario, plugin, dra map[string][]string) {
+func compare(t *testing.T, sc scenario, po, do outcome) {
 	t.Helper()
+	plugin, dra := po.nodes, do.nodes
 	apps := map[string]bool{}
 	for _, m := range []map[string][]string{sc.want, plugin, dra} {
 		for k := range m {
@@ -381,7 +390,7 @@ func compare(t *testing.T, sc scenario, plugin, dra map[string][]string) {
 	}
 	sort.Strings(diffs)
 	if len(diffs) > 0 {
-		t.Errorf("scenario %s: the worlds do not schedule alike (nodes are logical names; %s = unschedulable):\n  %s",
-			sc.name, pending, strings.Join(diffs, "\n  "))
+		t.Errorf("scenario %s: the worlds do not schedule alike (nodes are logical names; %s = unschedulable):\n  %s\n  %s",
+			sc.name, pending, strings.Join(diffs, "\n  "), strings.Join(append(po.reasons, do.reasons...), "\n  "))
 	}
 }
