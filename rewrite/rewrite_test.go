@@ -88,6 +88,38 @@ func run(t testing.TB, name string, data []byte, o plan.Options) result {
 	return r
 }
 
+// runStdin is run for data read as stdin: no files, so the fuzzer stays fast.
+func runStdin(t testing.TB, data []byte, o plan.Options) result {
+	t.Helper()
+	var f *files.File
+	err := files.Read(context.Background(), []string{"-"}, bytes.NewReader(data), files.Options{KeepData: true, Ordered: true, Workers: 1}, func(got *files.File) error {
+		f = got
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ParseErrors > 0 || f.Err != nil {
+		return result{out: data, err: fmt.Errorf("input does not parse: %v", f.Skips)}
+	}
+	o.Encoder = plantest.Encoder{}
+	o.Target = rules.DefaultTarget
+	p, err := plan.Build(detect.Documents(f.Docs, detect.Options{}), plantest.Resolver{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := result{out: data, plan: p}
+	for _, fp := range p.Files {
+		res, err := rewrite.File(data, fp)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		r.out = res.Content
+	}
+	return r
+}
+
 // options reads a case's flags file: one flag per line.
 func options(t *testing.T, dir string) plan.Options {
 	o := plan.Options{Strategy: plan.Claims}

@@ -56,7 +56,7 @@ type MigrateOptions struct {
 
 // NewCmdMigrate builds `kubedra migrate`.
 func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.Command {
-	opts := &MigrateOptions{IO: streams, Target: rules.DefaultTarget, Strategy: string(plan.Claims)}
+	opts := &MigrateOptions{IO: streams, Target: rules.DefaultTarget, Strategy: string(plan.Claims), ExampleManifest: ExampleManifest()}
 	cmd := &cobra.Command{
 		Use:   "migrate [PATH|-]...",
 		Short: "Rewrite workloads from device-plugin requests to DRA resource claims",

@@ -160,10 +160,10 @@ func TestMigrateFlags(t *testing.T) {
 // between the original tree and the tree -w left, file by file.
 func TestMigrateDiffIsWhatWriteWrites(t *testing.T) {
 	files := map[string]string{
-		"app/deploy.yaml":       gpuDeployment + "---\n" + plainService,
-		"app/service.yaml":      plainService,
+		"app/deploy.yaml":        gpuDeployment + "---\n" + plainService,
+		"app/service.yaml":       plainService,
 		"app/kustomization.yaml": "resources:\n- deploy.yaml\n- service.yaml\n",
-		"README.md":             "not yaml\n",
+		"README.md":              "not yaml\n",
 	}
 	for _, extra := range [][]string{nil, {"--claims-file", "claims.yaml"}} {
 		t.Run(strings.Join(extra, " "), func(t *testing.T) {
@@ -344,5 +344,37 @@ func TestMigratePlan(t *testing.T) {
 	}
 	if got := snapshot(t, dir); got["d.yaml"] != gpuDeployment {
 		t.Errorf("--plan changed a file")
+	}
+}
+
+func TestMigrateExtendedResource(t *testing.T) {
+	dir := tree(t, map[string]string{"d.yaml": gpuDeployment})
+	code, out, stderr := runMigrate(t, "", "--strategy", "extended-resource", "--target-version", "1.36", "-w", dir)
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d stdout %q stderr %s", code, out, stderr)
+	}
+	got := snapshot(t, dir)
+	if got["d.yaml"] != gpuDeployment {
+		t.Errorf("the workload changed:\n%s", got["d.yaml"])
+	}
+	dc := got["kubedra-deviceclasses.yaml"]
+	for _, want := range []string{"kind: DeviceClass", "extendedResourceName: nvidia.com/gpu"} {
+		if !strings.Contains(dc, want) {
+			t.Errorf("DeviceClass file lacks %q:\n%s", want, dc)
+		}
+	}
+	// Refused without --force where the gate is off by default.
+	if code, _, stderr := runMigrate(t, "", "--strategy", "extended-resource", "--target-version", "1.35", dir); code != ExitError || !strings.Contains(stderr, "--force") {
+		t.Errorf("1.35 without --force: exit %d, %s", code, stderr)
+	}
+}
+
+func TestMigrateExample(t *testing.T) {
+	code, out, stderr := runMigrate(t, "", "--example")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "kind: ResourceClaimTemplate") || !strings.Contains(stderr, "migrated") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)
 	}
 }
