@@ -1,24 +1,18 @@
 package cluster
 
 import (
-	"fmt"
-
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	// Cloud auth plugins (OIDC and friends) for kubeconfigs that name them;
 	// exec plugins (aws, gke-gcloud-auth-plugin, kubelogin) need nothing.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
+	"k8s.io/client-go/rest"
 )
 
-// NewReader builds a Reader from kubectl-style flags (cli-runtime
-// ConfigFlags: --kubeconfig, --context, --request-timeout, impersonation,
-// auth plugins), so that the command layer never handles clients itself.
-func NewReader(g genericclioptions.RESTClientGetter) (*Reader, error) {
-	cfg, err := g.ToRESTConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
-	}
+// NewReader builds a Reader for a REST config (the command layer gets one
+// from kubectl-style flags), so that only this package constructs clients.
+func NewReader(cfg *rest.Config) (*Reader, error) {
+	cfg = rest.CopyConfig(cfg)
 	// Lists are paginated and folded page by page; a higher QPS than
 	// client-go's default 5 keeps a 50,000-pod read from being throttled.
 	cfg.QPS, cfg.Burst = 50, 100

@@ -36,7 +36,8 @@ type AuditOptions struct {
 	Quiet         bool
 	RulesFiles    []string
 
-	// NewReader builds the cluster reader; tests replace it with fakes.
+	// NewReader builds the cluster reader from the flags; tests replace it
+	// with fakes.
 	NewReader func(genericclioptions.RESTClientGetter) (*cluster.Reader, error)
 	// namespaceSet is true when -n was given.
 	namespaceSet bool
@@ -44,7 +45,7 @@ type AuditOptions struct {
 
 // NewCmdAudit builds `kubedra audit`. runF replaces auditRun in tests.
 func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Command {
-	opts := &AuditOptions{IO: streams, ConfigFlags: genericclioptions.NewConfigFlags(true), NewReader: cluster.NewReader}
+	opts := &AuditOptions{IO: streams, ConfigFlags: genericclioptions.NewConfigFlags(true), NewReader: newClusterReader}
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Report a cluster's DRA readiness and device-plugin conflicts, node pool by node pool",
@@ -97,6 +98,14 @@ func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Comma
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stderr (no progress, no error message)")
 	f.StringArrayVar(&opts.RulesFiles, "rules", nil, "extra rules `FILE` for workloads' mapping status (repeatable)")
 	return cmd
+}
+
+func newClusterReader(g genericclioptions.RESTClientGetter) (*cluster.Reader, error) {
+	cfg, err := g.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	return cluster.NewReader(cfg)
 }
 
 func auditRun(opts *AuditOptions) error {
