@@ -365,7 +365,7 @@ func bundleVerifyRun(ctx context.Context, opts *BundleVerifyOptions) error {
 		}
 	}
 	if len(r.Conflicts) > 0 {
-		return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d node state(s) where a %s device plugin and the DRA driver could both run", len(r.Conflicts), r.Family)}
+		return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d node state(s) where a device plugin of family %s and its DRA driver could both run", len(r.Conflicts), r.Family)}
 	}
 	return nil
 }
