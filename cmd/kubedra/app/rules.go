@@ -31,6 +31,7 @@ type RulesOptions struct {
 	Count        int64
 	Share        bool
 	NodeSelector []string
+	DeviceClass  bool
 
 	// validate
 	Files []string
@@ -169,6 +170,7 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 			kubedra rules show nvidia.com/mig-1g.10gb
 			kubedra rules show nvidia.com/gpu --count 2 --node-selector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3
 			kubedra rules show nvidia.com/gpu.shared --share --target-version 1.32
+			kubedra rules show aws.amazon.com/neuron --device-class --target-version 1.36
 		`),
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -195,6 +197,7 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 	cmd.Flags().Int64Var(&opts.Count, "count", 1, "quantity the container requests")
 	cmd.Flags().BoolVar(&opts.Share, "share", false, "show the shared-claim form of sharing resources")
 	cmd.Flags().StringArrayVar(&opts.NodeSelector, "node-selector", nil, "a nodeSelector KEY=VALUE of the pod template (repeatable)")
+	cmd.Flags().BoolVar(&opts.DeviceClass, "device-class", false, "also show the DeviceClass that serves the resource unchanged (KEP-5004), when only a count is needed")
 	return cmd
 }
 
@@ -242,6 +245,19 @@ func rulesShowRun(opts *RulesOptions) error {
 		n, err := enc(c.Name, "", c, opts.Target)
 		if err != nil {
 			return fmt.Errorf("encoding the claim for %s: %w", opts.Target, err)
+		}
+		objs = append(objs, n)
+	}
+	if opts.DeviceClass && d.ExtendedResource {
+		n, err := set.DeviceClass(d, opts.Target)
+		var ge *rules.GateError
+		if errors.As(err, &ge) {
+			// Shown anyway: the gate can be turned on (migrate --force).
+			fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
+			n, err = set.DeviceClassForced(d, opts.Target)
+		}
+		if err != nil {
+			return fmt.Errorf("DeviceClass for %s: %w", opts.Resource, err)
 		}
 		objs = append(objs, n)
 	}
