@@ -136,11 +136,66 @@ func document(body []byte, line int, dps []*plan.DocPlan, inline bool, style sty
 		b = encodeJSON(&node, jsonIndent(content))
 	} else {
 		b, err = encodeYAML(&node, style)
+		b = restoreSpacing(content, b)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return append(b, trail...), objs, nil
+}
+
+// restoreSpacing puts back the original of every re-encoded line that
+// differs from an original line only in runs of spaces after its
+// indentation (`name: x   # comment`, `metadata:   {name: y}`): the encoder
+// normalises those, and they never change what the YAML means.
+func restoreSpacing(orig, enc []byte) []byte {
+	origLines := bytes.SplitAfter(orig, []byte("\n"))
+	byKey := map[string][]byte{}
+	dup := map[string]bool{}
+	for _, l := range origLines {
+		k := spacingKey(l)
+		if k == string(l) {
+			continue // nothing to restore from this line
+		}
+		if _, ok := byKey[k]; ok && !bytes.Equal(byKey[k], l) {
+			dup[k] = true
+		}
+		byKey[k] = l
+	}
+	if len(byKey) == 0 {
+		return enc
+	}
+	var out bytes.Buffer
+	for _, l := range bytes.SplitAfter(enc, []byte("\n")) {
+		k := spacingKey(l)
+		if o, ok := byKey[k]; ok && !dup[k] && bytes.HasSuffix(o, []byte("\n")) == bytes.HasSuffix(l, []byte("\n")) {
+			out.Write(o)
+			continue
+		}
+		out.Write(l)
+	}
+	return out.Bytes()
+}
+
+// spacingKey is a line with runs of spaces after its indentation collapsed
+// to one space.
+func spacingKey(l []byte) string {
+	body := bytes.TrimLeft(l, " ")
+	var b strings.Builder
+	b.Write(l[:len(l)-len(body)])
+	space := false
+	for _, c := range body {
+		if c == ' ' {
+			if space {
+				continue
+			}
+			space = true
+		} else {
+			space = false
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 func nodes(objs []*plan.Object) []*yaml.RNode {

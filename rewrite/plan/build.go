@@ -19,6 +19,9 @@ type Options struct {
 	Strategy   Strategy
 	Target     rules.Version
 	AllowLossy bool
+	// Share maps time-slicing/MPS sharing to one shared ResourceClaim
+	// (rules.Options.Share); lossy, so it needs AllowLossy too.
+	Share bool
 	// KeepNodeSelectors keeps the device-label hints that became selectors.
 	KeepNodeSelectors bool
 	// Force allows the extended-resource strategy on targets where the
@@ -118,7 +121,7 @@ func Build(findings []inventory.Finding, r Resolver, opts Options) (*Plan, error
 		}
 		pd.findings = append(pd.findings, f)
 	}
-	ropts := rules.Options{Target: opts.Target, AllowLossy: opts.AllowLossy}
+	ropts := rules.Options{Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share}
 	for _, d := range docs {
 		for _, pd := range d.pods {
 			rp := rules.Pod{Hints: pd.findings[0].Hints}

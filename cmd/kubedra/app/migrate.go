@@ -38,6 +38,7 @@ type MigrateOptions struct {
 	Strategy          string
 	Target            rules.Version
 	AllowLossy        bool
+	Share             bool
 	KeepNodeSelectors bool
 	Force             bool
 	Rules             []string
@@ -127,6 +128,7 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 	f.Var(&opts.Target, "target", "same as --target-version")
 	_ = f.MarkHidden("target")
 	f.BoolVar(&opts.AllowLossy, "allow-lossy", false, "apply documented lossy mappings (sharing, rounding) instead of leaving them")
+	f.BoolVar(&opts.Share, "share", false, "with --allow-lossy: map time-slicing/MPS sharing to one shared ResourceClaim instead of exclusive per-pod claims")
 	f.BoolVar(&opts.KeepNodeSelectors, "keep-node-selectors", false, "keep device-label nodeSelector and affinity terms that became CEL selectors")
 	f.BoolVar(&opts.Force, "force", false, "allow --strategy extended-resource on targets where DRAExtendedResource is off by default")
 	f.StringArrayVar(&opts.Rules, "rules", nil, "user rules file, overlaid on the built-in rules (repeatable)")
@@ -262,7 +264,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 
 	// Plan.
 	p, err := plan.Build(findings, set, plan.Options{
-		Strategy: plan.Strategy(opts.Strategy), Target: opts.Target, AllowLossy: opts.AllowLossy,
+		Strategy: plan.Strategy(opts.Strategy), Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share,
 		KeepNodeSelectors: opts.KeepNodeSelectors, Force: opts.Force, ClaimsFile: opts.ClaimsFile,
 		DeviceClassFile: deviceClassFile(opts.Paths), Kustomization: kustomization, Existing: existing,
 		Encoder: encoder{Set: set, force: opts.Force},
