@@ -13,6 +13,7 @@ import (
 // built-in rules that have one.
 var whenHints = map[string]inventory.Hint{
 	"nvidia-mig-single":         {Kind: inventory.HintNodeSelector, Key: "nvidia.com/gpu.product", Values: []string{"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}},
+	"nvidia-mig-single-shared":  {Kind: inventory.HintNodeSelector, Key: "nvidia.com/gpu.product", Values: []string{"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED"}},
 	"nvidia-mig-single-unknown": {Kind: inventory.HintNodeSelector, Key: "nvidia.com/mig.strategy", Values: []string{"single"}},
 	"nvidia-gpu-mps":            {Kind: inventory.HintNodeSelector, Key: "nvidia.com/gpu.sharing-strategy", Values: []string{"mps"}},
 	"nvidia-gpu-time-slicing":   {Kind: inventory.HintNodeSelector, Key: "nvidia.com/gpu.sharing-strategy", Values: []string{"time-slicing"}},

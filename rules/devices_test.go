@@ -143,6 +143,7 @@ func TestSelectorsOnDevices(t *testing.T) {
 		{name: "mig mixed +me", resource: "nvidia.com/mig-1g.10gb.me", want: []string{"migMe"}},
 		{name: "mig mixed", resource: "nvidia.com/mig-1g.10gb", want: []string{"mig1g"}},
 		{name: "mig single", resource: "nvidia.com/gpu", hints: []inventory.Hint{nodeSel("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb")}, want: []string{"mig5gb"}},
+		{name: "mig single shared", resource: "nvidia.com/gpu", hints: []inventory.Hint{nodeSel("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED")}, want: []string{"mig5gb"}},
 		{name: "mig config all-1g.10gb", resource: "nvidia.com/mig-1g.10gb", hints: []inventory.Hint{nodeSel("nvidia.com/mig.config", "all-1g.10gb")}, want: []string{"mig1g"}},
 		{name: "gpu.shared", resource: "nvidia.com/gpu.shared", want: []string{"h100", "a100", "a10g", "bareGPU"}},
 		{name: "neuron", resource: "aws.amazon.com/neuron", want: []string{"neuronDev"}},
