@@ -125,6 +125,11 @@ type Cluster struct {
 	Nodes               int      `json:"nodes"`
 	DeviceClasses       int      `json:"deviceClasses"`
 	ResourceSlices      int      `json:"resourceSlices"`
+	// ResourceClaims and ResourceClaimTemplates in scope; ExtendedClaims
+	// are the claims the scheduler made for KEP-5004 requests.
+	ResourceClaims         int `json:"resourceClaims"`
+	ResourceClaimTemplates int `json:"resourceClaimTemplates"`
+	ExtendedClaims         int `json:"extendedClaims"`
 }
 
 // Report is the audit's result, the envelope of -o json|yaml.
@@ -172,6 +177,11 @@ func Run(f *cluster.Facts, opts Options) *Report {
 	}
 	for _, s := range f.Slices {
 		r.Cluster.ResourceSlices += s.Slices
+	}
+	for _, c := range f.Claims {
+		r.Cluster.ResourceClaims += c.Claims
+		r.Cluster.ResourceClaimTemplates += c.Templates
+		r.Cluster.ExtendedClaims += c.Extended
 	}
 	for _, c := range Checks() {
 		cr := CheckResult{ID: c.ID, Title: c.Title, Severity: c.Severity, Result: Pass}

@@ -144,13 +144,19 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 		name       string
 		namespaced bool
 	}{{"deviceclasses", false}, {"resourceslices", false}, {"resourceclaims", true}, {"resourceclaimtemplates", true}}
-	if len(served) == 0 {
+	listVersions := served
+	if derr != nil {
+		// Discovery failed: still try the GA version rather than guess
+		// that DRA is off.
+		listVersions = ResourceVersions[:1]
+	}
+	if len(listVersions) == 0 {
 		for _, d := range draResources {
 			c.AddProblem(d.name+".resource.k8s.io", "resource.k8s.io is not served by this cluster")
 		}
 	} else {
 		for _, d := range draResources {
-			gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: served[0], Resource: d.name}
+			gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: listVersions[0], Resource: d.name}
 			rn := d.name + ".resource.k8s.io"
 			var ri dynamic.ResourceInterface = r.Dynamic.Resource(gvr)
 			if d.namespaced {

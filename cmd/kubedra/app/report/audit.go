@@ -146,8 +146,9 @@ func clusterLine(r *audit.Report) string {
 	if c.Namespace != "" {
 		ns = "namespace " + c.Namespace
 	}
-	return fmt.Sprintf("Cluster %s, %s, %d node%s, %d DeviceClass%s, %d ResourceSlice%s, %s", v, api,
-		c.Nodes, sfx(c.Nodes), c.DeviceClasses, esfx(c.DeviceClasses), c.ResourceSlices, sfx(c.ResourceSlices), ns)
+	return fmt.Sprintf("Cluster %s, %s, %d node%s, %d DeviceClass%s, %d ResourceSlice%s, %d ResourceClaim%s (%d for extended resources), %d ResourceClaimTemplate%s, %s",
+		v, api, c.Nodes, sfx(c.Nodes), c.DeviceClasses, esfx(c.DeviceClasses), c.ResourceSlices, sfx(c.ResourceSlices),
+		c.ResourceClaims, sfx(c.ResourceClaims), c.ExtendedClaims, c.ResourceClaimTemplates, sfx(c.ResourceClaimTemplates), ns)
 }
 
 func esfx(n int) string {
