@@ -26,7 +26,7 @@ func applied(st *reqState, opts Options) bool {
 // assemble builds the claims: one per-pod claim with a request per container
 // request, plus one shared claim per sharing group, and topology
 // constraints per container.
-func (s *Set) assemble(pod Pod, opts Options, states []*reqState) Resolution {
+func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) Resolution {
 	res := Resolution{Decisions: make([]Decision, len(states))}
 	perPod := -1
 	var podReqs []int // indexes into states of per-pod requests
@@ -115,8 +115,25 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState) Resolution {
 		}
 		res.Decisions[i] = d
 	}
-	for h := range used {
-		res.UsedHints = append(res.UsedHints, h)
+	// A label that still matters to a request left on the device plugin
+	// (unmapped, or lossy without --allow-lossy) must stay on the pod.
+	for _, st := range states {
+		if st.d.Claim >= 0 || st.m == nil || st.m.r.Driver == "" {
+			continue
+		}
+		for _, h := range active {
+			if _, ok := s.translate(pod.Hints[h], st.m.r.Driver); ok {
+				used[h] = false
+			}
+		}
+		for _, h := range st.m.whenHints {
+			used[h] = false
+		}
+	}
+	for h, ok := range used {
+		if ok {
+			res.UsedHints = append(res.UsedHints, h)
+		}
 	}
 	slices.Sort(res.UsedHints)
 	return res

@@ -400,5 +400,5 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 			st.d.ExtendedResourceName = firstNonEmpty(r.ExtendedResourceName, pr.Resource)
 		}
 	}
-	return s.assemble(pod, opts, states), nil
+	return s.assemble(pod, opts, states, active), nil
 }

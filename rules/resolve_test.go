@@ -226,6 +226,11 @@ func TestResolveHints(t *testing.T) {
 	if len(res.UsedHints) != 0 {
 		t.Errorf("UsedHints of an unapplied request: %v", res.UsedHints)
 	}
+	// A label the device plugin still needs for another request stays.
+	res, _ = s.Resolve(Pod{Requests: []PodRequest{req("a", "nvidia.com/gpu", "1"), req("b", "nvidia.com/gpu.shared", "1")}, Hints: hints}, Options{})
+	if len(res.UsedHints) != 0 || len(res.Decisions[0].Selectors) != 2 {
+		t.Errorf("hints of a pod with a request left on the device plugin: used %v, selectors %q", res.UsedHints, res.Decisions[0].Selectors)
+	}
 	// A plain count maps through KEP-5004.
 	res, _ = s.Resolve(Pod{Requests: []PodRequest{req("a", "nvidia.com/gpu", "2")}}, Options{})
 	if d := res.Decisions[0]; !d.ExtendedResource || d.ExtendedResourceName != "nvidia.com/gpu" {
