@@ -139,6 +139,11 @@ type Classification struct {
 // too).
 func ClassifyPod(spec *corev1.PodSpec, labels map[string]string, name string) (Classification, bool) {
 	images := imagesOf(spec)
+	// GPU feature discovery ships in the device plugin's image (and Helm
+	// labels) but serves no devices; it may run next to a DRA driver.
+	if featureDiscovery(spec, name) {
+		return Classification{}, false
+	}
 	for _, s := range signatures {
 		switch {
 		case s.image != "":
@@ -247,4 +252,19 @@ func trimGroup(resource string) string {
 		return resource[:i]
 	}
 	return resource
+}
+
+// featureDiscovery recognises GPU feature discovery (GFD) pods by their
+// DaemonSet name or container name or command.
+func featureDiscovery(spec *corev1.PodSpec, name string) bool {
+	if strings.Contains(name, "feature-discovery") {
+		return true
+	}
+	for _, c := range spec.Containers {
+		if strings.Contains(c.Name, "feature-discovery") ||
+			(len(c.Command) > 0 && strings.Contains(c.Command[0], "feature-discovery")) {
+			return true
+		}
+	}
+	return false
 }

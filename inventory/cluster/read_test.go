@@ -251,6 +251,8 @@ func TestClassifyPod(t *testing.T) {
 		{name: "unknown DRA driver by name and hostPath", image: "x", dsName: "acme-dra-kubelet-plugin", hostPaths: []string{"/var/lib/kubelet/plugins_registry"}, want: "dra-driver:"},
 		{name: "CSI node plugin", image: "ebs-csi-driver", dsName: "ebs-csi-node", hostPaths: []string{"/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins"}, want: ""},
 		{name: "plain pod", image: "nginx", want: ""},
+		{name: "GFD from the plugin image", image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0", dsName: "nvdp-nvidia-device-plugin-gpu-feature-discovery",
+			labels: map[string]string{"app.kubernetes.io/name": "nvidia-device-plugin"}, want: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
