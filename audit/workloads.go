@@ -2,6 +2,7 @@ package audit
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -74,11 +75,19 @@ func checkWorkloads(e *env) []Finding {
 		status  rules.Status
 	}
 	groups := map[key]*WorkloadGroup{}
+	// Many workloads share a pod template (Jobs of a CronJob, bare pods
+	// made by one tool): resolve each distinct template once.
+	memo := map[string][]rules.Status{}
 	for _, w := range e.f.Workloads {
 		if w.DRABacked == w.Pods {
 			continue // every pod is already served by DRA (KEP-5004)
 		}
-		statuses := Status(w, e.opts.Resolver, e.target())
+		tk, err := json.Marshal(w.Template)
+		statuses, ok := memo[string(tk)]
+		if !ok || err != nil {
+			statuses = Status(w, e.opts.Resolver, e.target())
+			memo[string(tk)] = statuses
+		}
 		seen := map[key]bool{}
 		for i, req := range w.Requests {
 			st := statuses[i]
