@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
@@ -105,7 +107,27 @@ func TestCorpus(t *testing.T) {
 		}
 		if err := reparseAll(after); err != nil {
 			t.Errorf("%s: output does not parse: %v", fp.Path, err)
+			continue
 		}
+		// New objects decode strictly into their types, and so do edited
+		// built-in workloads whose input did.
+		valid := map[string]bool{}
+		if in, err := (&kioReader{data: before}).read(); err == nil {
+			for _, n := range in {
+				if strictOK(n) {
+					valid[n.GetKind()+"/"+n.GetName()] = true
+				}
+			}
+		}
+		outNodes, _ := (&kioReader{data: after}).read()
+		t.Run(fp.Path, func(t *testing.T) {
+			for _, n := range outNodes {
+				switch k := n.GetKind(); {
+				case k == "ResourceClaimTemplate" || k == "ResourceClaim" || k == "DeviceClass" || valid[k+"/"+n.GetName()]:
+					checkObject(t, n)
+				}
+			}
+		})
 	}
 	t.Logf("%d files planned, %d changed, %d left unchanged on error", len(p.Files), changed, len(errs))
 
@@ -129,6 +151,17 @@ func TestCorpus(t *testing.T) {
 	for path, err := range errs2 {
 		t.Errorf("second run failed on %s: %v", path, err)
 	}
+}
+
+// strictOK reports whether a built-in object decodes strictly.
+func strictOK(n *yaml.RNode) bool { return knownKind(n) && objectErr(n) == nil }
+
+func knownKind(n *yaml.RNode) bool {
+	switch n.GetApiVersion() {
+	case "v1", "apps/v1", "batch/v1":
+		return true
+	}
+	return false
 }
 
 type docText struct {

@@ -300,6 +300,14 @@ func lookupPath(p string) []string {
 
 func checkObject(t *testing.T, n *yaml.RNode) {
 	t.Helper()
+	if err := objectErr(n); err != nil {
+		t.Errorf("%s/%s does not decode strictly: %v", n.GetKind(), n.GetName(), err)
+	}
+}
+
+// objectErr decodes a built-in or DRA object strictly into its k8s.io/api
+// type; other kinds are not checked.
+func objectErr(n *yaml.RNode) error {
 	var obj any
 	switch n.GetApiVersion() + " " + n.GetKind() {
 	case "apps/v1 Deployment":
@@ -325,9 +333,13 @@ func checkObject(t *testing.T, n *yaml.RNode) {
 	case "resource.k8s.io/v1 DeviceClass":
 		obj = &resourcev1.DeviceClass{}
 	default:
-		return
+		return nil
 	}
-	decode(t, n, obj, n.GetKind()+"/"+n.GetName())
+	s, err := n.String()
+	if err != nil {
+		return err
+	}
+	return sigsyaml.UnmarshalStrict([]byte(s), obj)
 }
 
 func decode(t *testing.T, n *yaml.RNode, into any, what string) {
