@@ -261,12 +261,18 @@ func (s *Set) translate(h inventory.Hint, driver string) (hintX, bool) {
 	}
 	one := func(tmpl, v string) (string, bool) {
 		raw := v
+		vars := map[string][]string{}
 		if hr.re != nil {
 			m := hr.re.FindStringSubmatch(v)
 			if m == nil {
 				return "", false
 			}
 			raw = m[0]
+			for i, n := range hr.re.SubexpNames() {
+				if n != "" && n != "raw" {
+					vars[n] = []string{m[i]}
+				}
+			}
 			if i := hr.re.SubexpIndex("value"); i > 0 {
 				raw = m[i]
 			}
@@ -280,7 +286,8 @@ func (s *Set) translate(h inventory.Hint, driver string) (hintX, bool) {
 			}
 			raw = mv
 		}
-		x, err := expand(tmpl, map[string][]string{"value": {raw}, "raw": {raw}}, map[string]string{"raw": "raw"})
+		vars["value"], vars["raw"] = []string{raw}, []string{raw}
+		x, err := expand(tmpl, vars, map[string]string{"raw": "raw"})
 		return x, err == nil
 	}
 	op, vals := hintValues(h)

@@ -376,10 +376,17 @@ func (p *parsed) validate(node *yaml.Node) LoadErrors {
 		if len(h.Drivers) == 0 {
 			add(at(), "hint %s needs drivers", h.Label)
 		}
+		sample := map[string][]string{"value": {"x"}, "raw": {"1"}}
 		if h.Value != "" {
 			re, err := regexp.Compile("^(?:" + h.Value + ")$")
 			if err != nil {
 				add(at("value"), "value: %v", err)
+			} else {
+				for _, n := range re.SubexpNames() {
+					if n != "" && n != "value" && n != "raw" {
+						sample[n] = []string{"1"}
+					}
+				}
 			}
 			hr.re = re
 		}
@@ -391,7 +398,7 @@ func (p *parsed) validate(node *yaml.Node) LoadErrors {
 				continue
 			}
 			any = true
-			x, err := expand(e, map[string][]string{"value": {"x"}, "raw": {"1"}}, map[string]string{"raw": "raw"})
+			x, err := expand(e, sample, map[string]string{"raw": "raw"})
 			if err != nil {
 				add(at(k), "%s: %v", k, err)
 				continue

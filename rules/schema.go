@@ -178,6 +178,7 @@ type HintRule struct {
 	// Value is a regular expression each label value must match; a named
 	// group "value" (else the whole match) becomes {{value}} (a CEL string
 	// literal) and {{raw}} (the text itself; then Value must make it safe).
+	// Other named groups become variables too (CEL string literals).
 	Value string `yaml:"value,omitempty" json:"value,omitempty"`
 	// Map replaces extracted values (e.g. hopper -> Hopper) before use; a
 	// value missing from a non-empty Map is not translated.
