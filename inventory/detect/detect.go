@@ -184,9 +184,25 @@ func (w *walk) claim(s spec) {
 // did not cover.
 func (w *walk) generic() []spec {
 	var out []spec
-	var visit func(n *yaml.Node, path string)
-	visit = func(n *yaml.Node, path string) {
+	// segs is the path to the current node; it is joined only for the few
+	// nodes that are reported (building every path costs more than the walk).
+	var segs []string
+	path := func() string {
+		var b strings.Builder
+		for _, s := range segs {
+			if b.Len() > 0 && s[0] != '[' {
+				b.WriteByte('.')
+			}
+			b.WriteString(s)
+		}
+		return b.String()
+	}
+	var visit func(n *yaml.Node, depth int)
+	visit = func(n *yaml.Node, depth int) {
 		n = deref(n)
+		if depth > 64 {
+			return
+		}
 		switch n.Kind {
 		case yaml.MappingNode:
 			if !w.seen[n] {
@@ -197,28 +213,39 @@ func (w *walk) generic() []spec {
 					}
 				}
 				if hasList {
-					s := spec{node: n, path: path, shape: shapePod, generic: true}
+					s := spec{node: n, path: path(), shape: shapePod, generic: true}
 					w.claim(s)
 					out = append(out, s)
-				} else if len(requests(n)) > 0 {
+				} else if get(n, "resources") != nil && len(requests(n)) > 0 {
 					// A container-shaped map outside any known list, or a
 					// bare resources block (Helm values, CRD fields).
 					w.seen[n] = true
-					out = append(out, spec{node: n, path: path, generic: true, single: true})
+					out = append(out, spec{node: n, path: path(), generic: true, single: true})
 					return
 				}
 			}
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := n.Content[i]
-				visit(n.Content[i+1], join(path, escape(k.Value)))
+				v := deref(n.Content[i+1])
+				if v.Kind != yaml.MappingNode && v.Kind != yaml.SequenceNode {
+					continue
+				}
+				segs = append(segs, escape(n.Content[i].Value))
+				visit(v, depth+1)
+				segs = segs[:len(segs)-1]
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
-				visit(c, path+item(deref(c), i))
+				c = deref(c)
+				if c.Kind != yaml.MappingNode && c.Kind != yaml.SequenceNode {
+					continue
+				}
+				segs = append(segs, item(c, i))
+				visit(c, depth+1)
+				segs = segs[:len(segs)-1]
 			}
 		}
 	}
-	visit(w.root, "")
+	visit(w.root, 0)
 	return out
 }
 

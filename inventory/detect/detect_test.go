@@ -466,6 +466,7 @@ func TestMayRequest(t *testing.T) {
 		{"json escape", `{"resources":{"limits":{"nvidia.com\/gpu":1}}}`, true},
 		{"unicode escape", `{"resources":{"limits":{"nvidia.com\u002fgpu":1}}}`, true},
 		{"anchor", "x: &k nvidia.com/gpu\nlimits: {*k : 1}", true},
+		{"name before limits", "metadata: {annotations: {prometheus.io/port: \"9\"}}\nresources: {limits: {cpu: 1}}", false},
 		{"explicit key", "limits:\n  ? nvidia.com/gpu\n  : 1\n", true},
 		{"spark", "kind: SparkApplication\nspec: {driver: {gpu: {name: nvidia.com/gpu}}}", true},
 		{"cpu only", "apiVersion: apps/v1\nresources:\n  limits: {cpu: 1}\nmetadata:\n  labels: {app.kubernetes.io/name: x}\n", false},

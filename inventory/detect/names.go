@@ -58,6 +58,9 @@ func nameChar(c byte) bool { return domainChar(c) || c == '_' }
 //     optional closing quote and blanks, by ':' (and a blank, unless the
 //     key was quoted: JSON) or by ',' or '}' (a flow key without a value).
 //
+// The name comes after the first "limits" or "requests" in the text,
+// since a mapping's values follow its keys.
+//
 // Text can hide either through escapes in double-quoted scalars (\/, \x,
 // \u, \U, an escaped line break), through an alias used as a key (which
 // needs an anchor in the same document), or through an explicit key
@@ -66,13 +69,21 @@ func MayRequest(doc []byte) bool {
 	if hidesText(doc) {
 		return true
 	}
-	if !bytes.Contains(doc, []byte("limits")) && !bytes.Contains(doc, []byte("requests")) {
-		return bytes.Contains(doc, []byte("Spark"))
-	}
 	if bytes.Contains(doc, []byte("Spark")) {
 		return true
 	}
-	for off := 0; ; {
+	// A request key is nested under a limits or requests key, so its text
+	// comes after the first of them.
+	first := -1
+	for _, w := range []string{"limits", "requests"} {
+		if i := bytes.Index(doc, []byte(w)); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	for off := first; ; {
 		i := bytes.IndexByte(doc[off:], '/')
 		if i < 0 {
 			return false

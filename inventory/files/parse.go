@@ -257,7 +257,9 @@ func stream(ctx context.Context, f *File, r io.Reader, opts Options, emit func(*
 						return err
 					}
 				}
-				buf = nil // the decoder may keep no reference, but a fresh buffer is cheap
+				// Reuse the buffer: nodes copy their text, and nothing else
+				// keeps a chunk after add returns.
+				buf = buf[:0]
 				if content {
 					start, startLine = offset, line
 					buf = append(buf, l...)

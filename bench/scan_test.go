@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/kubedra/kubedra/cmd/kubedra/app"
+	"github.com/kubedra/kubedra/rewrite/plan"
+)
+
+// Sizes of the benchmark corpora (issue 2).
+const (
+	corpusFiles = 10_000
+	bigFileSize = 50 << 20
+	rounds      = 3
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// kubedraBinary builds the binary once, to measure peak RSS in a process
+// of its own.
+func kubedraBinary(b *testing.B) string {
+	b.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kubedra-bench-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "kubedra")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/kubedra/kubedra/cmd/kubedra").CombinedOutput()
+		if err != nil {
+			binErr = &exec.ExitError{Stderr: out}
+		}
+	})
+	if binErr != nil {
+		b.Fatalf("building kubedra: %v", binErr)
+	}
+	return binPath
+}
+
+// run runs the binary and returns its wall time and peak RSS in MB.
+func run(b *testing.B, args ...string) (time.Duration, float64, []byte) {
+	b.Helper()
+	cmd := exec.Command(kubedraBinary(b), args...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = io.Discard
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil && cmd.ProcessState == nil {
+		b.Fatal(err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return wall, float64(ru.Maxrss) / 1024, out.Bytes() // Maxrss is in KB on Linux
+}
+
+// baseline reads and parses every file with kyaml on one goroutine: what a
+// straightforward tool does, and the yardstick of the issue.
+func baseline(b *testing.B, paths []string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := (&kio.ByteReader{Reader: bytes.NewReader(data)}).Read(); err != nil {
+			b.Fatalf("%s: %v", p, err)
+		}
+	}
+	return time.Since(start)
+}
+
+// scanInProcess runs `kubedra scan -o json dir` through app.Main.
+func scanInProcess(b *testing.B, dir string) (time.Duration, plan.Report) {
+	b.Helper()
+	var out bytes.Buffer
+	streams := app.IOStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: io.Discard,
+		LookupEnv: func(string) (string, bool) { return "", false }}
+	start := time.Now()
+	code := app.Main([]string{"kubedra", "scan", "-o", "json", dir}, streams)
+	wall := time.Since(start)
+	if code != 0 {
+		b.Fatalf("scan exited %d", code)
+	}
+	var r plan.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		b.Fatal(err)
+	}
+	return wall, r
+}
+
+// BenchmarkScanCorpus scans 10,000 generated files and reports scan time
+// as a ratio of the single-goroutine kyaml parse of the same files, the
+// median over several alternating rounds, plus the peak RSS of the binary.
+// Targets (issue 2): ratio <= 0.75, peak RSS <= 250 MB.
+func BenchmarkScanCorpus(b *testing.B) {
+	dir := b.TempDir()
+	st, err := Generate(dir, corpusFiles, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var paths []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	b.Logf("corpus: %d files, %d documents, %.1f MB, %d files with %d device requests",
+		st.Files, st.Documents, float64(st.Bytes)/(1<<20), st.DeviceFiles, st.Requests)
+	kubedraBinary(b)
+
+	b.ResetTimer()
+	for range b.N {
+		var ratios []float64
+		var base, scan time.Duration
+		for range rounds {
+			base = baseline(b, paths)
+			var r plan.Report
+			scan, r = scanInProcess(b, dir)
+			if r.Summary.Findings != st.Requests || r.Summary.Files != st.Files {
+				b.Fatalf("scan found %d requests in %d files, want %d in %d", r.Summary.Findings, r.Summary.Files, st.Requests, st.Files)
+			}
+			ratios = append(ratios, scan.Seconds()/base.Seconds())
+		}
+		slices.Sort(ratios)
+		_, rss, _ := run(b, "scan", "-o", "json", dir)
+		b.ReportMetric(ratios[len(ratios)/2], "scan/baseline")
+		b.ReportMetric(base.Seconds(), "baseline-s")
+		b.ReportMetric(scan.Seconds(), "scan-s")
+		b.ReportMetric(rss, "peak-RSS-MB")
+		b.Logf("ratios %v; last round baseline %v, scan %v; binary peak RSS %.0f MB", ratios, base, scan, rss)
+	}
+}
+
+// BenchmarkScanLargeFile scans one 50 MB multi-document file with the
+// binary and reports its peak RSS (target <= 150 MB: the file is streamed
+// document by document) and its time against the kyaml baseline.
+func BenchmarkScanLargeFile(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "platform.yaml")
+	st, err := GenerateFile(path, bigFileSize, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("file: %.1f MB, %d documents, %d device requests", float64(st.Bytes)/(1<<20), st.Documents, st.Requests)
+	kubedraBinary(b)
+	b.ResetTimer()
+	for range b.N {
+		wall, rss, out := run(b, "scan", "-o", "json", path)
+		var r plan.Report
+		if err := json.Unmarshal(out, &r); err != nil {
+			b.Fatal(err)
+		}
+		if r.Summary.Findings != st.Requests {
+			b.Fatalf("scan found %d requests, want %d", r.Summary.Findings, st.Requests)
+		}
+		b.ReportMetric(rss, "peak-RSS-MB")
+		b.ReportMetric(wall.Seconds(), "scan-s")
+		b.Logf("scan %v, peak RSS %.0f MB", wall, rss)
+	}
+}
