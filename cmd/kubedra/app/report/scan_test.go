@@ -64,7 +64,7 @@ func scanFixture() plan.Report {
 		{File: "ds.yaml", Finding: inventory.Finding{Line: 5, Kind: "DaemonSet", Name: "burn", Container: "b", ContainerType: inventory.Container,
 			Resource: "nvidia.com/gpu.shared", Limit: "1", Request: "1"},
 			Mapping: rules.Decision{Status: rules.Lossy, DeviceClass: "gpu.nvidia.com", Count: 1, Loss: "time-slicing becomes exclusive"},
-			Status: rules.Lossy, Ignored: "burn-in only"},
+			Status:  rules.Lossy, Ignored: "burn-in only"},
 	}
 	return plan.NewReport(items, []inventory.Skip{{File: "chart/t.yaml", Line: 4, Reason: "Go template syntax"}}, 4, 7)
 }
