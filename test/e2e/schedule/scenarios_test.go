@@ -122,6 +122,9 @@ func scenarios() []scenario {
 			name:  "init-container",
 			nodes: []nodeDef{cpuNode("cpu"), gpuNode("gpu1", 1, a100, a100Label)},
 			want:  map[string][]string{"prep": {"gpu1"}},
+			note: "with device plugins the scheduler counts max(init container, sum of containers) = 1 GPU and the kubelet " +
+				"hands the init container's device on to the main container; a claim with one request per container " +
+				"needs 2 devices at once. A (non-sidecar) init container can share the request of a later container instead.",
 		},
 		{
 			name: "mig-profile",

@@ -61,6 +61,8 @@ type scenario struct {
 	// check inspects one bound pod's allocation in the DRA world (claims keyed
 	// by the pod's claim name).
 	check func(t *testing.T, pod *corev1.Pod, claims map[string][]harness.AllocatedDevice)
+	// note explains, on failure, what the scenario is about.
+	note string
 }
 
 type world string
@@ -390,7 +392,11 @@ func compare(t *testing.T, sc scenario, po, do outcome) {
 	}
 	sort.Strings(diffs)
 	if len(diffs) > 0 {
-		t.Errorf("scenario %s: the worlds do not schedule alike (nodes are logical names; %s = unschedulable):\n  %s\n  %s",
-			sc.name, pending, strings.Join(diffs, "\n  "), strings.Join(append(po.reasons, do.reasons...), "\n  "))
+		note := ""
+		if sc.note != "" {
+			note = "\n  note: " + sc.note
+		}
+		t.Errorf("scenario %s: the worlds do not schedule alike (nodes are logical names; %s = unschedulable):\n  %s\n  %s%s",
+			sc.name, pending, strings.Join(diffs, "\n  "), strings.Join(append(po.reasons, do.reasons...), "\n  "), note)
 	}
 }
