@@ -1,0 +1,357 @@
+package kubedra_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"text/template"
+
+	"sigs.k8s.io/yaml"
+)
+
+// buildKubedra builds the CLI once per test binary run.
+func buildKubedra(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("KUBEDRA_TEST_BIN"); bin != "" {
+		return bin // a kubedra built beforehand (make dist-check builds bin/kubedra)
+	}
+	bin := filepath.Join(t.TempDir(), "kubedra")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kubedra")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// toolBin returns a developer tool built from hack/tools (cached under
+// ~/.cache/kubedra-tools). The build takes minutes the first time, so it
+// happens only when KUBEDRA_TOOLS=1 (make dist-check, which make ci runs)
+// or when the tool is already in the cache; otherwise the test is skipped.
+func toolBin(t *testing.T, tool string) string {
+	t.Helper()
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skipf("%s: flock not installed", tool)
+	}
+	args := []string{"hack/tools/build.sh", tool}
+	if os.Getenv("KUBEDRA_TOOLS") != "1" {
+		cmd := exec.Command("bash", "-c", `cd hack/tools && dir=${KUBEDRA_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubedra-tools} && `+
+			`v=$(GOFLAGS=-mod=mod go list -m -f '{{.Version}}' "$1") && test -x "$dir/$2/$v/$2" && echo "$dir/$2/$v/$2"`, "-",
+			map[string]string{"kustomize": "sigs.k8s.io/kustomize/kustomize/v5", "goreleaser": "github.com/goreleaser/goreleaser/v2"}[tool], tool)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Skipf("%s is not built yet: run make dist-check (or KUBEDRA_TOOLS=1 go test) to build it", tool)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	cmd := exec.Command("bash", args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("building %s: %v", tool, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestGoreleaserCheck runs `goreleaser check` on .goreleaser.yaml.
+func TestGoreleaserCheck(t *testing.T) {
+	bin := toolBin(t, "goreleaser")
+	cmd := exec.Command(bin, "check", "--config", ".goreleaser.yaml")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("goreleaser check: %v\n%s", err, out)
+	}
+}
+
+// TestGoreleaserConfig checks what the release promises, without goreleaser:
+// six platforms, static trimmed builds, the version stamped into app.
+func TestGoreleaserConfig(t *testing.T) {
+	var cfg struct {
+		Version int `json:"version"`
+		Builds  []struct {
+			Main    string   `json:"main"`
+			Env     []string `json:"env"`
+			Flags   []string `json:"flags"`
+			Ldflags []string `json:"ldflags"`
+			Goos    []string `json:"goos"`
+			Goarch  []string `json:"goarch"`
+		} `json:"builds"`
+		Checksum struct {
+			NameTemplate string `json:"name_template"`
+		} `json:"checksum"`
+	}
+	data, err := os.ReadFile(".goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	b := cfg.Builds[0]
+	ld := strings.Join(b.Ldflags, " ")
+	for _, want := range []string{"-s -w", "app.version={{.Version}}", "app.commit=", "app.date="} {
+		if !strings.Contains(ld, want) {
+			t.Errorf("ldflags lack %q: %s", want, ld)
+		}
+	}
+	if cfg.Version != 2 || b.Main != "./cmd/kubedra" || !contains(b.Env, "CGO_ENABLED=0") || !contains(b.Flags, "-trimpath") ||
+		strings.Join(b.Goos, ",") != "linux,darwin,windows" || strings.Join(b.Goarch, ",") != "amd64,arm64" || cfg.Checksum.NameTemplate == "" {
+		t.Errorf("unexpected release config: %+v", cfg)
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestKrewManifest renders the krew template the way krew-release-bot does
+// and checks that every release archive is covered and installs kubectl-dra.
+func TestKrewManifest(t *testing.T) {
+	src, err := os.ReadFile("hack/krew/dra.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := template.New("krew").Funcs(template.FuncMap{
+		"addURIAndSha": func(url, tag string) string {
+			// The bot renders {{ .TagName }} inside the URL, then adds the sha.
+			url = strings.ReplaceAll(url, "{{ .TagName }}", tag)
+			return "uri: " + url + "\n    sha256: " + strings.Repeat("a", 64)
+		},
+	}).Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, map[string]string{"TagName": "v1.2.3"}); err != nil {
+		t.Fatal(err)
+	}
+	var plugin struct {
+		Kind     string `json:"kind"`
+		Metadata struct{ Name string } `json:"metadata"`
+		Spec     struct {
+			Version   string `json:"version"`
+			Platforms []struct {
+				Selector struct {
+					MatchLabels map[string]string `json:"matchLabels"`
+				} `json:"selector"`
+				URI    string `json:"uri"`
+				Sha256 string `json:"sha256"`
+				Bin    string `json:"bin"`
+				Files  []struct{ From, To string } `json:"files"`
+			} `json:"platforms"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(buf.Bytes(), &plugin); err != nil {
+		t.Fatalf("rendered manifest: %v\n%s", err, buf.String())
+	}
+	if plugin.Kind != "Plugin" || plugin.Metadata.Name != "dra" || plugin.Spec.Version != "v1.2.3" || len(plugin.Spec.Platforms) != 6 {
+		t.Fatalf("unexpected manifest:\n%s", buf.String())
+	}
+	for _, p := range plugin.Spec.Platforms {
+		os, arch := p.Selector.MatchLabels["os"], p.Selector.MatchLabels["arch"]
+		ext, exe := ".tar.gz", ""
+		if os == "windows" {
+			ext, exe = ".zip", ".exe"
+		}
+		// The archive name .goreleaser.yaml produces: kubedra_<tag>_<os>_<arch>.
+		want := "https://github.com/kubedra/kubedra/releases/download/v1.2.3/kubedra_v1.2.3_" + os + "_" + arch + ext
+		if p.URI != want || p.Bin != "kubectl-dra"+exe || len(p.Sha256) != 64 {
+			t.Errorf("%s/%s: uri %s bin %s", os, arch, p.URI, p.Bin)
+		}
+		if p.Files[0].From != "kubedra"+exe || p.Files[0].To != "kubectl-dra"+exe {
+			t.Errorf("%s/%s: the binary is not installed as kubectl-dra: %+v", os, arch, p.Files)
+		}
+	}
+}
+
+// TestPreCommitHooks checks the hook definitions pre-commit reads.
+func TestPreCommitHooks(t *testing.T) {
+	data, err := os.ReadFile(".pre-commit-hooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks []struct {
+		ID, Name, Entry, Language, Files string
+	}
+	if err := yaml.Unmarshal(data, &hooks); err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks) == 0 || hooks[0].ID != "kubedra-check" || hooks[0].Entry != "kubedra check" || hooks[0].Language != "golang" {
+		t.Fatalf("hooks: %+v", hooks)
+	}
+	re := regexp.MustCompile(hooks[0].Files)
+	for name, want := range map[string]bool{"deploy/a.yaml": true, "b.yml": true, "c.json": true, "main.go": false} {
+		if re.MatchString(name) != want {
+			t.Errorf("files pattern on %s: want %v", name, want)
+		}
+	}
+}
+
+// action is the part of action.yml the test runs.
+type action struct {
+	Inputs map[string]struct {
+		Default string `json:"default"`
+	} `json:"inputs"`
+	Runs struct {
+		Using string `json:"using"`
+		Steps []struct {
+			ID    string            `json:"id"`
+			If    string            `json:"if"`
+			Uses  string            `json:"uses"`
+			Shell string            `json:"shell"`
+			Env   map[string]string `json:"env"`
+			With  map[string]string `json:"with"`
+			Run   string            `json:"run"`
+		} `json:"steps"`
+	} `json:"runs"`
+}
+
+var exprRE = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+
+// TestActionSteps runs the `run:` steps of action.yml with bash, as a
+// runner would (bash --noprofile --norc -eo pipefail), against fixture
+// repositories, with kubedra prebuilt (KUBEDRA_BIN) instead of downloaded.
+// Expressions in env: are evaluated for the forms the action uses.
+func TestActionSteps(t *testing.T) {
+	bin := buildKubedra(t)
+	data, err := os.ReadFile("action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a action
+	if err := yaml.Unmarshal(data, &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Runs.Using != "composite" {
+		t.Fatalf("runs.using = %q", a.Runs.Using)
+	}
+	gpu := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n      - name: cuda\n        image: cuda\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+	clean := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+	tests := []struct {
+		name       string
+		files      map[string]string
+		inputs     map[string]string
+		wantCode   string
+		wantGate   int
+		wantOutput string
+	}{
+		{name: "findings fail the gate", files: map[string]string{"deploy/gpu.yaml": gpu, "deploy/cm.yaml": clean}, inputs: map[string]string{"paths": "deploy"},
+			wantCode: "2", wantGate: 2, wantOutput: "::error file=deploy/gpu.yaml,line=13,col=13,title=kubedra mappable/nvidia.com::"},
+		{name: "fail-on input", files: map[string]string{"deploy/gpu.yaml": gpu}, inputs: map[string]string{"paths": "deploy", "fail-on": "unmapped"},
+			wantCode: "0", wantGate: 0, wantOutput: "::warning file=deploy/gpu.yaml"},
+		{name: "clean repository", files: map[string]string{"app/cm.yaml": clean}, wantCode: "0", wantGate: 0, wantOutput: "::notice title=kubedra check passed::"},
+		{name: "broken input", files: map[string]string{"a.yaml": "a: [\n", "b dir/gpu.yaml": gpu}, inputs: map[string]string{"paths": "a.yaml\n'b dir'", "args": "--target-version 1.34"},
+			wantCode: "1", wantGate: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo, tmp := t.TempDir(), t.TempDir()
+			for name, content := range tt.files {
+				p := filepath.Join(repo, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			inputs := map[string]string{}
+			for k, v := range a.Inputs {
+				inputs[k] = v.Default
+			}
+			for k, v := range tt.inputs {
+				inputs[k] = v
+			}
+			outputs := map[string]map[string]string{}
+			summary := filepath.Join(tmp, "summary.md")
+			gate := -1
+			var checkOut string
+			for _, step := range a.Runs.Steps {
+				eval := func(s string) string {
+					return exprRE.ReplaceAllStringFunc(s, func(m string) string {
+						e := exprRE.FindStringSubmatch(m)[1]
+						switch {
+						case strings.HasPrefix(e, "inputs."):
+							return inputs[strings.TrimPrefix(e, "inputs.")]
+						case strings.HasPrefix(e, "steps."):
+							parts := strings.Split(e, ".") // steps.ID.outputs.NAME
+							return outputs[parts[1]][parts[3]]
+						case e == "github.token":
+							return ""
+						}
+						t.Fatalf("expression %q not understood by the test", e)
+						return ""
+					})
+				}
+				if step.Uses != "" {
+					// The SARIF upload: its input must be the report check wrote.
+					if strings.Contains(step.Uses, "upload-sarif") {
+						sarif := filepath.Join(repo, eval(step.With["sarif_file"]))
+						raw, err := os.ReadFile(sarif)
+						if err != nil {
+							t.Errorf("upload-sarif would find no report: %v", err)
+						} else if !json.Valid(raw) || !bytes.Contains(raw, []byte(`"version": "2.1.0"`)) {
+							t.Errorf("report is not SARIF 2.1.0:\n%s", raw)
+						}
+					}
+					continue
+				}
+				if strings.Contains(step.Run, "${{") {
+					t.Fatalf("step %s uses ${{ }} inside its script; pass inputs through env", step.ID)
+				}
+				outFile := filepath.Join(tmp, "output-"+step.ID)
+				os.WriteFile(outFile, nil, 0o644)
+				script := filepath.Join(tmp, step.ID+".sh")
+				os.WriteFile(script, []byte(step.Run), 0o755)
+				cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", script)
+				cmd.Dir = repo
+				cmd.Env = append(os.Environ(), "GITHUB_OUTPUT="+outFile, "GITHUB_STEP_SUMMARY="+summary, "RUNNER_TEMP="+tmp,
+					"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "KUBEDRA_BIN="+bin, "NO_COLOR=1", "KUBEDRA_CONFIG=none")
+				for k, v := range step.Env {
+					cmd.Env = append(cmd.Env, k+"="+eval(v))
+				}
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				code := cmd.ProcessState.ExitCode()
+				if step.ID == "gate" {
+					gate = code
+				} else if err != nil {
+					t.Fatalf("step %s failed (%v):\n%s\n%s", step.ID, err, stdout.String(), stderr.String())
+				}
+				if step.ID == "check" {
+					checkOut = stdout.String()
+				}
+				outputs[step.ID] = map[string]string{}
+				raw, _ := os.ReadFile(outFile)
+				for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+					if k, v, ok := strings.Cut(line, "="); ok {
+						outputs[step.ID][k] = v
+					}
+				}
+			}
+			if got := outputs["check"]["exit-code"]; got != tt.wantCode {
+				t.Errorf("exit-code output = %q, want %q\n%s", got, tt.wantCode, checkOut)
+			}
+			if gate != tt.wantGate {
+				t.Errorf("gate step exit %d, want %d", gate, tt.wantGate)
+			}
+			if tt.wantOutput != "" && !strings.Contains(checkOut, tt.wantOutput) {
+				t.Errorf("check step output lacks %q:\n%s", tt.wantOutput, checkOut)
+			}
+			if s, _ := os.ReadFile(summary); !bytes.Contains(s, []byte("### kubedra check")) {
+				t.Errorf("job summary lacks the markdown report:\n%s", s)
+			}
+		})
+	}
+}
