@@ -136,7 +136,7 @@ func TestKrewManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var plugin struct {
-		Kind     string `json:"kind"`
+		Kind     string                `json:"kind"`
 		Metadata struct{ Name string } `json:"metadata"`
 		Spec     struct {
 			Version   string `json:"version"`
@@ -144,9 +144,9 @@ func TestKrewManifest(t *testing.T) {
 				Selector struct {
 					MatchLabels map[string]string `json:"matchLabels"`
 				} `json:"selector"`
-				URI    string `json:"uri"`
-				Sha256 string `json:"sha256"`
-				Bin    string `json:"bin"`
+				URI    string                      `json:"uri"`
+				Sha256 string                      `json:"sha256"`
+				Bin    string                      `json:"bin"`
 				Files  []struct{ From, To string } `json:"files"`
 			} `json:"platforms"`
 		} `json:"spec"`
