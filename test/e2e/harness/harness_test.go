@@ -160,3 +160,28 @@ func TestConfine(t *testing.T) {
 		t.Errorf("Confine: tolerations %v", tol)
 	}
 }
+
+func TestResolveVersion(t *testing.T) {
+	for _, tt := range []struct {
+		in, wantMinor, wantErr string
+	}{
+		{in: "1.37", wantMinor: "1.37"},
+		{in: "1.37.2", wantMinor: "1.37"},
+		{in: "v1.34.x", wantMinor: "1.34"},
+		{in: "1.37.1", wantErr: "pins v1.37.2"},
+		{in: "1.30", wantErr: "no wrapper module for Kubernetes 1.30"},
+		{in: "latest", wantErr: "want a Kubernetes version like"},
+	} {
+		v, err := harness.ResolveVersion(tt.in)
+		switch {
+		case tt.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ResolveVersion(%q) error = %v, want one containing %q", tt.in, err, tt.wantErr)
+			}
+		case err != nil:
+			t.Errorf("ResolveVersion(%q): %v", tt.in, err)
+		case v.Minor != tt.wantMinor || v.TargetVersion() != tt.wantMinor || !strings.HasPrefix(v.Kubernetes, "v"+tt.wantMinor+"."):
+			t.Errorf("ResolveVersion(%q) = %+v, want minor %s", tt.in, v, tt.wantMinor)
+		}
+	}
+}
