@@ -64,6 +64,15 @@
 // (attributes, capacities, names), Slice and CreateResourceSlice publish them
 // for a node.
 //
+// Mind KEP-5004: on 1.36+ the gpu.nvidia.com class maps nvidia.com/gpu
+// (extendedResourceName), so a pod that asks for nvidia.com/gpu can be bound
+// to a node without that allocatable but with gpu.nvidia.com devices, and it
+// takes one of them. Keep device-plugin nodes and DRA nodes in separate
+// sandboxes when that matters.
+//
+// UserKubeconfig issues a client certificate for another user (and groups)
+// and writes a kubeconfig for it, for tests with restricted RBAC.
+//
 // Tests that run in parallel in one cluster use a Sandbox: its nodes carry a
 // label and a NoSchedule taint with the sandbox ID, and Sandbox.Confine adds
 // the matching nodeSelector and toleration to a workload's pod template, so
