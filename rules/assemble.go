@@ -59,6 +59,25 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 		}
 		podReqs = append(podReqs, i)
 	}
+	// A non-sidecar init container runs to completion before the next one
+	// starts, and the kubelet hands its device-plugin devices on to later
+	// containers: a pod with an init container and a main container asking
+	// for one GPU each needs one GPU, not two. So such an init container
+	// reuses a request of a long-lived container (else of an earlier init
+	// container) that asks for the same devices, at least as many.
+	reuse := map[int]int{} // init request -> request it reuses
+	for _, i := range podReqs {
+		if pod.Requests[i].ContainerType != inventory.InitContainer {
+			continue
+		}
+		if j, ok := reusable(pod, states, podReqs, reuse, i); ok {
+			reuse[i] = j
+		}
+	}
+	podReqs = slices.DeleteFunc(podReqs, func(i int) bool {
+		_, ok := reuse[i]
+		return ok
+	})
 	if perPod >= 0 {
 		c := &res.Claims[perPod]
 		// Request names: the base name when it is unique in the claim, else
@@ -88,6 +107,9 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 		}
 		c.Name = dnsLabel(strings.Join(bases, "-"))
 		c.Spec.Devices.Constraints = topology(pod, states, podReqs)
+		for i, j := range reuse {
+			states[i].d.Claim, states[i].d.Request = states[j].d.Claim, states[j].d.Request
+		}
 	}
 	// Claim names are the pod's resourceClaims[].name: keep them unique.
 	claimNames := map[string]bool{}
@@ -137,6 +159,43 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 	}
 	slices.Sort(res.UsedHints)
 	return res
+}
+
+// reusable finds the request that init-container request i can share: the
+// same device class and selectors, a count at least as large, preferably of a
+// container that starts after it (a regular container, or a sidecar listed
+// later), else of an earlier init container that keeps its own request.
+func reusable(pod Pod, states []*reqState, podReqs []int, reuse map[int]int, i int) (int, bool) {
+	st := states[i]
+	best, found := 0, false
+	for _, j := range podReqs {
+		if j == i || pod.Requests[j].Container == pod.Requests[i].Container {
+			continue
+		}
+		if _, shared := reuse[j]; shared {
+			continue
+		}
+		o := states[j]
+		if o.spec.DeviceClassName != st.spec.DeviceClassName || o.spec.Count < st.spec.Count ||
+			!slices.Equal(o.d.Selectors, st.d.Selectors) || len(o.m.r.Config) != len(st.m.r.Config) {
+			continue
+		}
+		switch pod.Requests[j].ContainerType {
+		case inventory.Container:
+			return j, true
+		case inventory.SidecarContainer:
+			// A sidecar listed before the init container is already running
+			// beside it: their devices must differ.
+			if pod.Requests[j].ContainerIndex > pod.Requests[i].ContainerIndex {
+				return j, true
+			}
+			continue
+		}
+		if !found && j < i {
+			best, found = j, true
+		}
+	}
+	return best, found
 }
 
 func constrained(c Claim, req string) bool {

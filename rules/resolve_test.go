@@ -55,11 +55,37 @@ func TestResolveShapes(t *testing.T) {
 		want []string
 	}{
 		{
-			name: "containers and init containers get their own requests",
+			name: "containers get their own requests; an init container reuses a long-lived container's",
 			pod: Pod{Requests: []PodRequest{req("a", "nvidia.com/gpu", "1"), req("b", "nvidia.com/gpu", "2"),
 				{Container: "init", ContainerType: inventory.InitContainer, Resource: "nvidia.com/gpu", Quantity: "1"}}},
-			want: []string{"claim gpu gpu-a:gpu.nvidia.com:1 gpu-b:gpu.nvidia.com:2 gpu-init:gpu.nvidia.com:1",
-				"mappable claim=0 request=gpu-a count=1", "mappable claim=0 request=gpu-b count=2", "mappable claim=0 request=gpu-init count=1"},
+			want: []string{"claim gpu gpu-a:gpu.nvidia.com:1 gpu-b:gpu.nvidia.com:2",
+				"mappable claim=0 request=gpu-a count=1", "mappable claim=0 request=gpu-b count=2", "mappable claim=0 request=gpu-a count=1"},
+		},
+		{
+			name: "an init container asking for more devices than any other container keeps its own request",
+			pod: Pod{Requests: []PodRequest{req("a", "nvidia.com/gpu", "1"),
+				{Container: "init", ContainerType: inventory.InitContainer, Resource: "nvidia.com/gpu", Quantity: "2"}}},
+			want: []string{"claim gpu gpu-a:gpu.nvidia.com:1 gpu-init:gpu.nvidia.com:2",
+				"mappable claim=0 request=gpu-a count=1", "mappable claim=0 request=gpu-init count=2"},
+		},
+		{
+			name: "sequential init containers share one request; a sidecar keeps its own",
+			pod: Pod{Requests: []PodRequest{
+				{Container: "fetch", ContainerType: inventory.InitContainer, Resource: "nvidia.com/gpu", Quantity: "1"},
+				{Container: "warm", ContainerIndex: 1, ContainerType: inventory.InitContainer, Resource: "nvidia.com/gpu", Quantity: "1"},
+				{Container: "proxy", ContainerIndex: 2, ContainerType: inventory.SidecarContainer, Resource: "nvidia.com/gpu", Quantity: "1"},
+				req("a", "vpc.amazonaws.com/efa", "1")}},
+			want: []string{"claim gpu-efa gpu:gpu.nvidia.com:1 efa:efa.networking.k8s.aws:1",
+				"mappable claim=0 request=gpu count=1", "mappable claim=0 request=gpu count=1",
+				"mappable claim=0 request=gpu count=1", "mappable claim=0 request=efa count=1"},
+		},
+		{
+			name: "an init container after a running sidecar does not share its device",
+			pod: Pod{Requests: []PodRequest{
+				{Container: "proxy", ContainerIndex: 0, ContainerType: inventory.SidecarContainer, Resource: "nvidia.com/gpu", Quantity: "1"},
+				{Container: "warm", ContainerIndex: 1, ContainerType: inventory.InitContainer, Resource: "nvidia.com/gpu", Quantity: "1"}}},
+			want: []string{"claim gpu gpu-proxy:gpu.nvidia.com:1 gpu-warm:gpu.nvidia.com:1",
+				"mappable claim=0 request=gpu-proxy count=1", "mappable claim=0 request=gpu-warm count=1"},
 		},
 		{
 			name: "one GPU and EFA are aligned on the PCIe root",
