@@ -10,7 +10,7 @@ PKG := github.com/kubedra/kubedra/cmd/kubedra/app
 LDFLAGS := -s -w -X $(PKG).version=$(VERSION) -X $(PKG).commit=$(COMMIT) -X $(PKG).date=$(DATE)
 K8S_VERSION ?= 1.37.2
 
-.PHONY: all build run test e2e ci bench fuzz lint verify update-golden docs snapshot clean
+.PHONY: all build run test e2e ci bench bench-e2e fuzz lint verify update-golden docs snapshot clean
 
 all: build
 
@@ -32,6 +32,9 @@ ci: verify test e2e ## what .ci/run runs
 
 bench: ## benchmarks with ratios against an in-run baseline
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./bench/...
+
+bench-e2e: build ## audit at scale (2,000 nodes, 50,000 pods) against kubectl on a real control plane (~15 min seeding)
+	cd test/e2e && KUBEDRA_SCALE=1 KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run TestAuditScale -v -timeout 60m ./audit/
 
 fuzz: ## short fuzz run of the rewriter
 	$(GO) test ./rewrite -run '^$$' -fuzz FuzzRewrite -fuzztime 30s
