@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -56,6 +57,25 @@ func migrateInProcess(b *testing.B, args ...string) (time.Duration, int) {
 		b.Fatalf("migrate exited %d", code)
 	}
 	return wall, out.Len()
+}
+
+// runMigrate runs the binary with the config file turned off and returns
+// its wall time, peak RSS in MB, stdout and exit code.
+func runMigrate(b *testing.B, args ...string) (time.Duration, float64, []byte, int) {
+	b.Helper()
+	cmd := exec.Command(kubedraBinary(b), append([]string{"migrate", "-q"}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBEDRA_CONFIG=none", "NO_COLOR=1")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = io.Discard
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil && cmd.ProcessState == nil {
+		b.Fatal(err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return wall, float64(ru.Maxrss) / 1024, out.Bytes(), cmd.ProcessState.ExitCode()
 }
 
 type fileID struct {
@@ -114,7 +134,10 @@ func BenchmarkMigrateCorpus(b *testing.B) {
 			ratios = append(ratios, mig.Seconds()/base.Seconds())
 		}
 		slices.Sort(ratios)
-		_, rss, _ := run(b, "migrate", "-q", dir)
+		_, rss, _, code := runMigrate(b, dir)
+		if code != 0 {
+			b.Fatalf("kubedra migrate exited %d", code)
+		}
 		b.ReportMetric(ratios[len(ratios)/2], "migrate/baseline")
 		b.ReportMetric(base.Seconds(), "baseline-s")
 		b.ReportMetric(mig.Seconds(), "migrate-s")
@@ -127,8 +150,8 @@ func BenchmarkMigrateCorpus(b *testing.B) {
 	// -w rewrites only the files it changes: every other file keeps its
 	// inode and mtime (an atomic rename would give it a new inode).
 	before := identities(b, paths)
-	if _, _, out := run(b, "migrate", "-q", "-w", dir); len(out) != 0 {
-		b.Fatalf("-w printed %d bytes on stdout", len(out))
+	if _, _, out, code := runMigrate(b, "-w", dir); len(out) != 0 || code != 0 {
+		b.Fatalf("-w exited %d and printed %d bytes on stdout", code, len(out))
 	}
 	after := identities(b, paths)
 	changed, rewritten := 0, 0
@@ -148,7 +171,7 @@ func BenchmarkMigrateCorpus(b *testing.B) {
 		b.Fatalf("-w changed nothing")
 	}
 	// And a second -w finds nothing more to do.
-	if _, _, out := run(b, "migrate", dir); len(out) != 0 {
+	if _, _, out, _ := runMigrate(b, dir); len(out) != 0 {
 		b.Errorf("second run still has a diff (%d bytes)", len(out))
 	}
 }
