@@ -23,7 +23,7 @@ func Main(args []string, streams IOStreams) int {
 	err := root.Execute()
 	code, msg := exitCode(err)
 	if msg != "" {
-		fmt.Fprintf(streams.ErrOut, "%s: %s\n", root.Name(), msg)
+		fmt.Fprintf(streams.ErrOut, "%s: %s\n", root.DisplayName(), msg)
 		if _, ok := err.(*FlagError); ok {
 			fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", root.CommandPath())
 		}
@@ -54,6 +54,13 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 		`),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	if strings.Contains(name, " ") {
+		// As a kubectl plugin the binary is kubectl-dra; cobra shows the
+		// display name in usage, help and CommandPath (cobra's convention for
+		// kubectl plugins).
+		root.Use = strings.ReplaceAll(name, " ", "-")
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: name}
 	}
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)

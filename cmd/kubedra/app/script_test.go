@@ -14,6 +14,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"kubedra": func() { os.Exit(app.Main(os.Args, app.SystemStreams())) },
+		// The kubectl plugin: the same binary installed as kubectl-dra.
+		"kubectl-dra": func() { os.Exit(app.Main(os.Args, app.SystemStreams())) },
 	})
 }
 
