@@ -74,6 +74,7 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 		NewCmdRules(streams),
 		NewCmdBundle(streams, nil),
 		NewCmdCheck(streams, nil),
+		NewCmdFn(streams),
 		NewCmdMigrate(streams, nil),
 		NewCmdAudit(streams, nil),
 	)

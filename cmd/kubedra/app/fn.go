@@ -1,0 +1,202 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/MakeNowJust/heredoc"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// FnConfig is kubedra fn's functionConfig: its fields at the top level, under
+// spec:, or as a ConfigMap's data:.
+type FnConfig struct {
+	// Mode is "check" (the only mode so far): items pass through unchanged
+	// and every finding becomes a result.
+	Mode          string   `yaml:"mode,omitempty"`
+	FailOn        string   `yaml:"failOn,omitempty"`
+	TargetVersion string   `yaml:"targetVersion,omitempty"`
+	Rules         []string `yaml:"rules,omitempty"`
+}
+
+// NewCmdFn builds `kubedra fn`, a KRM function (config.kubernetes.io/v1
+// ResourceList on stdin and stdout) for kustomize and kpt.
+func NewCmdFn(streams IOStreams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fn",
+		Short: "Run as a KRM function: check a ResourceList from stdin",
+		Long: heredoc.Doc(`
+			Read a config.kubernetes.io/v1 ResourceList on stdin, check its items like
+			kubedra check, and write the items back unchanged with one result per
+			finding (severity error when it fails the gate, with file and index when
+			the items carry them). Exit 2 when a finding fails the gate, which fails
+			kustomize build.
+
+			functionConfig fields (top level, under spec:, or a ConfigMap's data:):
+			mode (check), failOn (any, lossy, unmapped), targetVersion, rules.
+		`),
+		Example: heredoc.Doc(`
+			# kustomization.yaml
+			transformers:
+			- kubedra.yaml
+
+			# kubedra.yaml
+			apiVersion: kubedra.dev/v1alpha1
+			kind: Check
+			metadata:
+			  name: dra
+			  annotations:
+			    config.kubernetes.io/function: |
+			      exec:
+			        path: /usr/local/bin/kubedra
+			        args: [fn]
+			spec:
+			  failOn: unmapped
+
+			$ kustomize build --enable-alpha-plugins --enable-exec overlays/prod
+		`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rw := &kio.ByteReadWriter{Reader: streams.In, Writer: streams.Out, KeepReaderAnnotations: true}
+			err := framework.Execute(framework.ResourceListProcessorFunc(fnProcess), rw)
+			var results framework.Results
+			if errors.As(err, &results) {
+				return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d device-plugin request(s) fail the gate:\n%s", len(results), results.Error())}
+			}
+			return err
+		},
+	}
+}
+
+// fnProcess checks rl's items and appends results. It returns the error
+// results (as framework.Results) when any finding fails the gate.
+func fnProcess(rl *framework.ResourceList) error {
+	cfg, err := fnConfig(rl.FunctionConfig)
+	if err != nil {
+		return err
+	}
+	set, err := checkLoadRules(cfg.Rules)
+	if err != nil {
+		return err
+	}
+	target := rules.DefaultTarget
+	if cfg.TargetVersion != "" {
+		if target, err = rules.ParseVersion(cfg.TargetVersion); err != nil {
+			return fmt.Errorf("functionConfig: %w", err)
+		}
+	}
+	docs := make([]*inventory.Document, len(rl.Items))
+	for i, item := range rl.Items {
+		path, idx := fnOrigin(item, i)
+		docs[i] = &inventory.Document{Node: item, Origin: inventory.Origin{Path: path, Index: idx, Line: item.YNode().Line, ListIndex: -1}}
+	}
+	findings := detect.Documents(docs, detect.Options{TemplatePaths: set.TemplatePaths()})
+	items := plan.Items(findings, set, rules.Options{Target: target})
+	var failing framework.Results
+	for _, it := range items {
+		r := &framework.Result{
+			Message:     report.Message(it),
+			Severity:    framework.Info,
+			ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: it.APIVersion, Kind: it.Kind}, NameMeta: yaml.NameMeta{Name: it.Name, Namespace: it.Namespace}},
+			Field:       &framework.Field{Path: fmt.Sprintf("%s.%s[name=%s].resources.limits.%s", it.PodTemplatePath, fnContainerList(it.ContainerType), it.Container, it.Resource)},
+			Tags:        map[string]string{"rule": report.RuleID(it)},
+		}
+		if it.File != "" {
+			r.File = &framework.File{Path: it.File, Index: it.Index}
+		}
+		switch {
+		case Fails(it, cfg.FailOn):
+			r.Severity = framework.Error
+			failing = append(failing, r)
+		case it.Ignored != "":
+			r.Message += " (ignored: " + it.Ignored + ")"
+		case it.Status != rules.DRABacked:
+			r.Severity = framework.Warning
+		}
+		if it.IgnoreInvalid {
+			r.Message += "; " + report.IgnoreReasonMessage
+		}
+		rl.Results = append(rl.Results, r)
+	}
+	if len(failing) > 0 {
+		return failing
+	}
+	return nil
+}
+
+// fnContainerList names the pod-spec list a container is in.
+func fnContainerList(t inventory.ContainerType) string {
+	switch t {
+	case inventory.InitContainer, inventory.SidecarContainer:
+		return "initContainers"
+	case inventory.EphemeralContainer:
+		return "ephemeralContainers"
+	}
+	return "containers"
+}
+
+// fnOrigin reads the file path and index that kustomize, kpt or kio put in
+// an item's annotations ("" and the item's position when there are none).
+func fnOrigin(item *yaml.RNode, pos int) (string, int) {
+	a := item.GetAnnotations()
+	path := a[kioutil.PathAnnotation]
+	if path == "" {
+		path = a[kioutil.LegacyPathAnnotation]
+	}
+	idx := a[kioutil.IndexAnnotation]
+	if idx == "" {
+		idx = a[kioutil.LegacyIndexAnnotation]
+	}
+	if n, err := strconv.Atoi(idx); err == nil {
+		return path, n
+	}
+	return path, pos
+}
+
+// fnConfig decodes the functionConfig.
+func fnConfig(fc *yaml.RNode) (FnConfig, error) {
+	cfg := FnConfig{Mode: "check", FailOn: FailOnAny}
+	if fc == nil || fc.IsNilOrEmpty() {
+		return cfg, nil
+	}
+	src := fc
+	for _, f := range []string{"spec", "data"} {
+		if n := fc.Field(f); n != nil && n.Value != nil {
+			src = n.Value
+			break
+		}
+	}
+	s, err := src.String()
+	if err != nil {
+		return cfg, err
+	}
+	if err := yaml.Unmarshal([]byte(s), &cfg); err != nil {
+		return cfg, fmt.Errorf("functionConfig: %w", err)
+	}
+	switch cfg.Mode {
+	case "", "check":
+		cfg.Mode = "check"
+	case "migrate":
+		return cfg, fmt.Errorf("functionConfig: mode migrate is not supported by kubedra fn yet: run kubedra migrate on the sources, or use mode check")
+	default:
+		return cfg, fmt.Errorf("functionConfig: mode %q: use check", cfg.Mode)
+	}
+	if cfg.FailOn == "" {
+		cfg.FailOn = FailOnAny
+	}
+	if cfg.FailOn != FailOnAny && cfg.FailOn != FailOnLossy && cfg.FailOn != FailOnUnmapped {
+		return cfg, fmt.Errorf("functionConfig: failOn %q: use any, lossy or unmapped", cfg.FailOn)
+	}
+	return cfg, nil
+}
