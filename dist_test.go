@@ -355,3 +355,51 @@ func TestActionSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestKustomizeExecFunction runs kubedra fn as an exec KRM transformer in a
+// real kustomize build (kustomize built from its Go module in hack/tools).
+func TestKustomizeExecFunction(t *testing.T) {
+	kustomize := toolBin(t, "kustomize")
+	bin := buildKubedra(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"base/kustomization.yaml":             "resources:\n- train.yaml\n",
+		"base/train.yaml":                     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n      - name: cuda\n        image: cuda\n        resources:\n          limits:\n            nvidia.com/gpu: 2\n",
+		"overlays/prod/kustomization.yaml":    "resources:\n- ../../base\nnamespace: ml\ntransformers:\n- dra.yaml\n",
+		"overlays/lenient/kustomization.yaml": "resources:\n- ../../base\ntransformers:\n- dra.yaml\n",
+	}
+	fnConfig := func(failOn string) string {
+		return "apiVersion: kubedra.dev/v1alpha1\nkind: Check\nmetadata:\n  name: dra\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: " + bin + "\n        args: [fn]\nspec:\n  failOn: " + failOn + "\n"
+	}
+	files["overlays/prod/dra.yaml"] = fnConfig("any")
+	files["overlays/lenient/dra.yaml"] = fnConfig("unmapped")
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := func(overlay string) (string, string, error) {
+		cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", filepath.Join(dir, "overlays", overlay))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	// The gate fails the build and kustomize shows kubedra's reason.
+	_, stderr, err := build("prod")
+	if err == nil || !strings.Contains(stderr, "fail the gate") || !strings.Contains(stderr, "nvidia.com/gpu") {
+		t.Errorf("prod: want a failed build naming the request, got err %v:\n%s", err, stderr)
+	}
+	// A passing gate: the items come back unchanged.
+	out, stderr, err := build("lenient")
+	if err != nil {
+		t.Fatalf("lenient: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "nvidia.com/gpu: 2") || !strings.Contains(out, "kind: Deployment") || strings.Contains(out, "kind: Check") {
+		t.Errorf("lenient build output:\n%s", out)
+	}
+}
