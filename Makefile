@@ -10,7 +10,7 @@ PKG := github.com/kubedra/kubedra/cmd/kubedra/app
 LDFLAGS := -s -w -X $(PKG).version=$(VERSION) -X $(PKG).commit=$(COMMIT) -X $(PKG).date=$(DATE)
 K8S_VERSION ?= 1.37.2
 
-.PHONY: all build run test e2e ci bench bench-e2e fuzz lint verify update-golden docs snapshot clean
+.PHONY: all build run test e2e ci bench bench-e2e fuzz fuzz-short dist-check lint verify update-golden docs snapshot clean
 
 all: build
 
@@ -28,7 +28,7 @@ e2e: build ## tests against a real control plane built from Go modules (first bu
 	cd test/e2e && K8S_VERSION=$(K8S_VERSION) $(GO) run ./cmd/lcp build >/dev/null
 	cd test/e2e && K8S_VERSION=$(K8S_VERSION) KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m -parallel 4 ./...
 
-ci: verify test e2e ## what .ci/run runs
+ci: verify test fuzz-short dist-check e2e ## what .ci/run runs
 
 bench: ## benchmarks with ratios against an in-run baseline
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./bench/...
@@ -36,8 +36,14 @@ bench: ## benchmarks with ratios against an in-run baseline
 bench-e2e: build ## audit at scale (2,000 nodes, 50,000 pods) against kubectl on a real control plane (~15 min seeding)
 	cd test/e2e && KUBEDRA_SCALE=1 KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run TestAuditScale -v -timeout 60m ./audit/
 
-fuzz: ## short fuzz run of the rewriter
+fuzz: ## fuzz the rewriter for 30s (crashers land in rewrite/testdata/fuzz, which go test replays)
 	$(GO) test ./rewrite -run '^$$' -fuzz FuzzRewrite -fuzztime 30s
+
+fuzz-short: ## the brief fuzz run CI does
+	$(GO) test ./rewrite -run '^$$' -fuzz FuzzRewrite -fuzztime 10s
+
+dist-check: build ## goreleaser check, the GitHub Action's steps, kustomize exec function (tools cached in ~/.cache/kubedra-tools)
+	KUBEDRA_TOOLS=1 KUBEDRA_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'TestGoreleaser|TestKrew|TestPreCommit|TestAction|TestKustomize' .
 
 lint: ## gofmt + go vet (golangci-lint when installed)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
