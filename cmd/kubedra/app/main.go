@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -20,12 +21,16 @@ func Main(args []string, streams IOStreams) int {
 	}
 	root := NewCmdRoot(name, streams)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	code, msg := exitCode(err)
 	if msg != "" {
 		fmt.Fprintf(streams.ErrOut, "%s: %s\n", root.DisplayName(), msg)
-		if _, ok := err.(*FlagError); ok {
-			fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", root.CommandPath())
+		var fe *FlagError
+		if errors.As(err, &fe) {
+			if cmd == nil {
+				cmd = root
+			}
+			fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
 	}
 	return code
@@ -78,5 +83,17 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 		NewCmdMigrate(streams, nil),
 		NewCmdAudit(streams, nil),
 	)
+	if name != "kubedra" {
+		// Examples are written for the kubedra binary; as a kubectl plugin
+		// they must read the way the user types them.
+		var rename func(*cobra.Command)
+		rename = func(c *cobra.Command) {
+			c.Example = strings.ReplaceAll(c.Example, "kubedra ", name+" ")
+			for _, sub := range c.Commands() {
+				rename(sub)
+			}
+		}
+		rename(root)
+	}
 	return root
 }
