@@ -37,6 +37,9 @@ type ScanOptions struct {
 	Example    bool
 	Color      string
 	Quiet      bool
+	// Config names the config file ("" finds .kubedra.yaml, "none" skips).
+	Config string
+	cfg    *Config
 
 	// ProgressAfter is how long a run goes before a progress line appears
 	// on a terminal's stderr.
@@ -83,6 +86,14 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.Context = cmd.Context()
+			cfg, err := LoadConfig(opts.IO, opts.Config)
+			if err != nil {
+				return err
+			}
+			if err := ApplyDefaults(cmd.Flags(), opts.IO, cfg); err != nil {
+				return err
+			}
+			opts.cfg = cfg
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -100,6 +111,7 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 	f.BoolVar(&opts.Example, "example", false, "scan the built-in example manifest")
 	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the table: auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stderr (no progress line, no error message)")
+	f.StringVar(&opts.Config, "config", "", "config file (default: .kubedra.yaml in the working folder or above; none to disable)")
 	return cmd
 }
 
@@ -168,6 +180,14 @@ func scanRun(opts *ScanOptions) error {
 	prog.stop()
 	if err != nil {
 		return err
+	}
+	if opts.cfg != nil {
+		wd := ""
+		if opts.IO.Getwd != nil {
+			wd, _ = opts.IO.Getwd()
+		}
+		opts.cfg.ApplyIgnores(res.Report.Findings, wd)
+		res.Report.Summary = plan.NewReport(res.Report.Findings, res.Report.Skipped, res.Report.Summary.Files, res.Report.Summary.Documents).Summary
 	}
 	if err := report.Scan(opts.IO.Out, res.Report, opts.Output, report.Style{Profile: profile}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
