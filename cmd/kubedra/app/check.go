@@ -94,11 +94,8 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = append(args, opts.Filenames...)
 			opts.name = cmd.CommandPath()
-			cfg, err := LoadConfig(opts.IO, opts.Config)
+			cfg, err := configure(cmd.Flags(), opts.IO, opts.Config)
 			if err != nil {
-				return err
-			}
-			if err := ApplyDefaults(cmd.Flags(), opts.IO, cfg); err != nil {
 				return err
 			}
 			opts.cfg = cfg
@@ -185,15 +182,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.cfg != nil {
-		wd := ""
-		if opts.IO.Getwd != nil {
-			wd, _ = opts.IO.Getwd()
-		}
-		opts.cfg.ApplyIgnores(res.Report.Findings, wd)
-		// Ignores change the counts.
-		res.Report.Summary = plan.NewReport(res.Report.Findings, res.Report.Skipped, res.Report.Summary.Files, res.Report.Summary.Documents).Summary
-	}
+	opts.cfg.ignoreIn(&res.Report, opts.IO)
 	profile, err := report.ColorProfile(opts.Color, opts.IO.OutTTY, opts.IO.Getenv)
 	if err != nil {
 		return &FlagError{Err: err}

@@ -281,6 +281,38 @@ func setFlag(f *pflag.Flag, vals []string) error {
 	return nil
 }
 
+// configure loads the config a command runs with and fills the flags the
+// user did not set from KUBEDRA_* variables, then from the file.
+func configure(flags *pflag.FlagSet, streams IOStreams, explicit string) (*Config, error) {
+	cfg, err := LoadConfig(streams, explicit)
+	if err != nil {
+		return nil, err
+	}
+	if err := ApplyDefaults(flags, streams, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// ignoreIn marks the report's findings that the config ignores and counts
+// the summary again.
+func (c *Config) ignoreIn(r *plan.Report, streams IOStreams) {
+	if c == nil {
+		return
+	}
+	c.ApplyIgnores(r.Findings, workdir(streams))
+	r.Summary = plan.NewReport(r.Findings, r.Skipped, r.Summary.Files, r.Summary.Documents).Summary
+}
+
+// workdir is the working folder, or "" when it cannot be known.
+func workdir(streams IOStreams) string {
+	if streams.Getwd == nil {
+		return ""
+	}
+	wd, _ := streams.Getwd()
+	return wd
+}
+
 // ApplyIgnores marks the items that an ignore rule of the config matches
 // as ignored, with the rule's reason. Items already ignored by an
 // annotation keep that reason. Paths are matched relative to the config

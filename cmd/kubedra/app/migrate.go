@@ -101,11 +101,8 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 		`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = append(args, opts.Filenames...)
-			cfg, err := LoadConfig(opts.IO, opts.Config)
+			cfg, err := configure(cmd.Flags(), opts.IO, opts.Config)
 			if err != nil {
-				return err
-			}
-			if err := ApplyDefaults(cmd.Flags(), opts.IO, cfg); err != nil {
 				return err
 			}
 			opts.cfg = cfg
@@ -443,11 +440,7 @@ func (o *MigrateOptions) applyIgnores(fs []inventory.Finding) {
 	for i, f := range fs {
 		items[i] = plan.Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Ignored: f.Ignore}
 	}
-	wd := ""
-	if o.IO.Getwd != nil {
-		wd, _ = o.IO.Getwd()
-	}
-	o.cfg.ApplyIgnores(items, wd)
+	o.cfg.ApplyIgnores(items, workdir(o.IO))
 	for i := range fs {
 		fs[i].Ignore = items[i].Ignored
 	}

@@ -86,11 +86,8 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.Context = cmd.Context()
-			cfg, err := LoadConfig(opts.IO, opts.Config)
+			cfg, err := configure(cmd.Flags(), opts.IO, opts.Config)
 			if err != nil {
-				return err
-			}
-			if err := ApplyDefaults(cmd.Flags(), opts.IO, cfg); err != nil {
 				return err
 			}
 			opts.cfg = cfg
@@ -181,14 +178,7 @@ func scanRun(opts *ScanOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.cfg != nil {
-		wd := ""
-		if opts.IO.Getwd != nil {
-			wd, _ = opts.IO.Getwd()
-		}
-		opts.cfg.ApplyIgnores(res.Report.Findings, wd)
-		res.Report.Summary = plan.NewReport(res.Report.Findings, res.Report.Skipped, res.Report.Summary.Files, res.Report.Summary.Documents).Summary
-	}
+	opts.cfg.ignoreIn(&res.Report, opts.IO)
 	if err := report.Scan(opts.IO.Out, res.Report, opts.Output, report.Style{Profile: profile}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
