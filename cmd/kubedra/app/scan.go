@@ -143,6 +143,9 @@ type scanResult struct {
 // scanRun scans, renders the report on stdout and maps problems to exit
 // codes.
 func scanRun(opts *ScanOptions) error {
+	// Keep the soft memory limit of scanInputs while the report is encoded
+	// too: a 10,000-finding JSON report is the last peak of a big run.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(scanMemoryLimit))
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -219,16 +222,20 @@ type scanConfig struct {
 	progress *progress
 }
 
+// scanMemoryLimit is the soft heap limit of a scan (see scanInputs).
+const scanMemoryLimit = 64 << 20
+
 // scanInputs is the scan pipeline: files -> detect -> plan.Items. Files are
 // read and detected in parallel; only findings and skips are kept, so
 // memory does not grow with the number of files.
 func scanInputs(ctx context.Context, paths []string, stdin io.Reader, c scanConfig) (scanResult, error) {
-	// The scan allocates many short-lived nodes; a lazier GC costs ~12 MB
-	// and saves about a quarter of the CPU (reference/perf.md). The soft
-	// memory limit makes the GC catch up before a huge input (a 50 MB
-	// stream of documents) lets a 5x heap target grow past ~100 MB.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(96 << 20))
+	// The soft memory limit makes the GC catch up before a huge input (a
+	// 50 MB stream of documents) grows the heap past 64 MB (the live heap
+	// of such a run is ~10-40 MB: findings, not documents). A lazier GC
+	// (GOGC=400, reference/perf.md) saved CPU but measured no faster here and
+	// pushed the 50 MB file's peak RSS to ~155-190 MB, over the 150 MB
+	// budget (issue 2); with the default and this limit it is ~120-130 MB.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(scanMemoryLimit))
 
 	var (
 		mu        sync.Mutex
