@@ -367,12 +367,14 @@ func TestKustomizeExecFunction(t *testing.T) {
 		"base/train.yaml":                     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n      - name: cuda\n        image: cuda\n        resources:\n          limits:\n            nvidia.com/gpu: 2\n",
 		"overlays/prod/kustomization.yaml":    "resources:\n- ../../base\nnamespace: ml\ntransformers:\n- dra.yaml\n",
 		"overlays/lenient/kustomization.yaml": "resources:\n- ../../base\ntransformers:\n- dra.yaml\n",
+		"overlays/dra/kustomization.yaml":     "resources:\n- ../../base\nnamespace: ml\ntransformers:\n- dra.yaml\n",
 	}
 	fnConfig := func(failOn string) string {
 		return "apiVersion: kubedra.dev/v1alpha1\nkind: Check\nmetadata:\n  name: dra\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: " + bin + "\n        args: [fn]\nspec:\n  failOn: " + failOn + "\n"
 	}
 	files["overlays/prod/dra.yaml"] = fnConfig("any")
 	files["overlays/lenient/dra.yaml"] = fnConfig("unmapped")
+	files["overlays/dra/dra.yaml"] = fnConfig("any\n  mode: migrate")
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -401,5 +403,19 @@ func TestKustomizeExecFunction(t *testing.T) {
 	}
 	if !strings.Contains(out, "nvidia.com/gpu: 2") || !strings.Contains(out, "kind: Deployment") || strings.Contains(out, "kind: Check") {
 		t.Errorf("lenient build output:\n%s", out)
+	}
+	// Migrate mode: the overlay builds migrated workloads and their claim
+	// templates, in the overlay's namespace.
+	out, stderr, err = build("dra")
+	if err != nil {
+		t.Fatalf("dra: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"kind: ResourceClaimTemplate", "name: train-gpu", "namespace: ml", "resourceClaimTemplateName: train-gpu", "deviceClassName: gpu.nvidia.com"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dra build output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "nvidia.com/gpu: 2") {
+		t.Errorf("dra build still requests nvidia.com/gpu:\n%s", out)
 	}
 }

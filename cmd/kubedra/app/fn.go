@@ -1,6 +1,9 @@
 package app
 
 import (
+	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -22,12 +25,18 @@ import (
 // FnConfig is kubedra fn's functionConfig: its fields at the top level, under
 // spec:, or as a ConfigMap's data:.
 type FnConfig struct {
-	// Mode is "check" (the only mode so far): items pass through unchanged
-	// and every finding becomes a result.
+	// Mode is "check" (items pass through unchanged and every finding
+	// becomes a result) or "migrate" (items are migrated like `kubedra
+	// migrate -` and the requests left on device plugins become results).
 	Mode          string   `yaml:"mode,omitempty"`
 	FailOn        string   `yaml:"failOn,omitempty"`
 	TargetVersion string   `yaml:"targetVersion,omitempty"`
 	Rules         []string `yaml:"rules,omitempty"`
+	// Migrate mode only, as migrate's flags of the same names.
+	Strategy          string `yaml:"strategy,omitempty"`
+	AllowLossy        bool   `yaml:"allowLossy,omitempty"`
+	Share             bool   `yaml:"share,omitempty"`
+	KeepNodeSelectors bool   `yaml:"keepNodeSelectors,omitempty"`
 }
 
 // NewCmdFn builds `kubedra fn`, a KRM function (config.kubernetes.io/v1
@@ -35,16 +44,22 @@ type FnConfig struct {
 func NewCmdFn(streams IOStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "fn",
-		Short: "Run as a KRM function: check a ResourceList from stdin",
+		Short: "Run as a KRM function: check or migrate a ResourceList from stdin",
 		Long: heredoc.Doc(`
-			Read a config.kubernetes.io/v1 ResourceList on stdin, check its items like
-			kubedra check, and write the items back unchanged with one result per
-			finding (severity error when it fails the gate, with file and index when
-			the items carry them). Exit 2 when a finding fails the gate, which fails
-			kustomize build.
+			Read a config.kubernetes.io/v1 ResourceList on stdin.
+
+			mode check (the default): check the items like kubedra check and write
+			them back unchanged with one result per finding (severity error when it
+			fails the gate, with file and index when the items carry them). Exit 2
+			when a finding fails the gate, which fails kustomize build.
+
+			mode migrate: migrate the items like kubedra migrate - (claim templates
+			follow their workloads, item annotations are kept) and report what stays
+			on device plugins as warning results; it never fails the build.
 
 			functionConfig fields (top level, under spec:, or a ConfigMap's data:):
-			mode (check), failOn (any, lossy, unmapped), targetVersion, rules.
+			mode (check or migrate), failOn (any, lossy, unmapped), targetVersion,
+			rules, and for migrate strategy, allowLossy, share, keepNodeSelectors.
 		`),
 		Example: heredoc.Doc(`
 			# kustomization.yaml
@@ -96,6 +111,11 @@ func fnProcess(rl *framework.ResourceList) error {
 			return fmt.Errorf("functionConfig: %w", err)
 		}
 	}
+	if cfg.Mode == "migrate" {
+		if err := fnMigrate(rl, cfg, target); err != nil {
+			return err
+		}
+	}
 	docs := make([]*inventory.Document, len(rl.Items))
 	for i, item := range rl.Items {
 		path, idx := fnOrigin(item, i)
@@ -116,6 +136,10 @@ func fnProcess(rl *framework.ResourceList) error {
 			r.File = &framework.File{Path: it.File, Index: it.Index}
 		}
 		switch {
+		case cfg.Mode == "migrate" && it.Status != rules.DRABacked && it.Ignored == "":
+			// What migrate left on the device plugin: reported, never a
+			// failed build (check mode is the gate).
+			r.Severity = framework.Warning
 		case Fails(it, cfg.FailOn):
 			r.Severity = framework.Error
 			failing = append(failing, r)
@@ -132,6 +156,37 @@ func fnProcess(rl *framework.ResourceList) error {
 	if len(failing) > 0 {
 		return failing
 	}
+	return nil
+}
+
+// fnMigrate replaces rl's items with their migration: the same pipeline
+// as `kubedra migrate -` on the items as one YAML stream, so what the
+// function emits is what the CLI would print. Item annotations (path,
+// index) pass through; new ResourceClaimTemplates follow their workload.
+func fnMigrate(rl *framework.ResourceList, cfg FnConfig, target rules.Version) error {
+	var in, out, errs bytes.Buffer
+	if err := (&kio.ByteWriter{Writer: &in, KeepReaderAnnotations: true}).Write(rl.Items); err != nil {
+		return fmt.Errorf("encoding items: %w", err)
+	}
+	opts := &MigrateOptions{
+		IO:         IOStreams{In: &in, Out: &out, ErrOut: &errs},
+		Paths:      []string{"-"},
+		Strategy:   cmp.Or(cfg.Strategy, "claims"),
+		Target:     target,
+		AllowLossy: cfg.AllowLossy, Share: cfg.Share, KeepNodeSelectors: cfg.KeepNodeSelectors,
+		Rules: cfg.Rules, Color: "never",
+	}
+	if err := opts.validate(); err != nil {
+		return fmt.Errorf("functionConfig: %w", err)
+	}
+	if err := migrateRun(context.Background(), opts); err != nil {
+		return fmt.Errorf("migrating items: %w\n%s", err, errs.String())
+	}
+	items, err := (&kio.ByteReader{Reader: &out, OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		return fmt.Errorf("reading migrated items: %w", err)
+	}
+	rl.Items = items
 	return nil
 }
 
@@ -188,9 +243,8 @@ func fnConfig(fc *yaml.RNode) (FnConfig, error) {
 	case "", "check":
 		cfg.Mode = "check"
 	case "migrate":
-		return cfg, fmt.Errorf("functionConfig: mode migrate is not supported by kubedra fn yet: run kubedra migrate on the sources, or use mode check")
 	default:
-		return cfg, fmt.Errorf("functionConfig: mode %q: use check", cfg.Mode)
+		return cfg, fmt.Errorf("functionConfig: mode %q: use check or migrate", cfg.Mode)
 	}
 	if cfg.FailOn == "" {
 		cfg.FailOn = FailOnAny
