@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"strconv"
 
 	"github.com/MakeNowJust/heredoc"
@@ -83,21 +85,49 @@ func NewCmdFn(streams IOStreams) *cobra.Command {
 		`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rw := &kio.ByteReadWriter{Reader: streams.In, Writer: streams.Out, KeepReaderAnnotations: true}
-			err := framework.Execute(framework.ResourceListProcessorFunc(fnProcess), rw)
-			var results framework.Results
-			if errors.As(err, &results) {
-				return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d device-plugin request(s) fail the gate:\n%s", len(results), results.Error())}
-			}
-			return err
+			return fnRun(streams, streams.In, "check")
 		},
 	}
 }
 
-// fnProcess checks rl's items and appends results. It returns the error
-// results (as framework.Results) when any finding fails the gate.
-func fnProcess(rl *framework.ResourceList) error {
-	cfg, err := fnConfig(rl.FunctionConfig)
+// fnRun runs the KRM function on the ResourceList read from in; mode is the
+// default when the functionConfig names none.
+func fnRun(streams IOStreams, in io.Reader, mode string) error {
+	rw := &kio.ByteReadWriter{Reader: in, Writer: streams.Out, KeepReaderAnnotations: true}
+	err := framework.Execute(framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
+		return fnProcess(rl, mode)
+	}), rw)
+	var results framework.Results
+	if errors.As(err, &results) {
+		return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d device-plugin request(s) fail the gate:\n%s", len(results), results.Error())}
+	}
+	return err
+}
+
+// resourceListHeader matches the top-level apiVersion of a KRM ResourceList.
+var resourceListHeader = regexp.MustCompile(`(?m)^apiVersion: *["']?config\.kubernetes\.io/v1["']? *$`)
+
+// stdinResourceList reads stdin when it is the only input and reports
+// whether it holds a KRM ResourceList (kubedra run as an exec function by
+// kustomize or kpt with `check -` or `migrate -`). The returned reader
+// replays what was read either way.
+func stdinResourceList(streams IOStreams, paths []string) (io.Reader, bool, error) {
+	if len(paths) != 1 || paths[0] != "-" || streams.In == nil {
+		return streams.In, false, nil
+	}
+	data, err := io.ReadAll(streams.In)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading stdin: %w", err)
+	}
+	isRL := resourceListHeader.Match(data) && regexp.MustCompile(`(?m)^kind: *["']?ResourceList["']? *$`).Match(data)
+	return bytes.NewReader(data), isRL, nil
+}
+
+// fnProcess checks (or, in mode migrate, migrates) rl's items and appends
+// results. It returns the error results (as framework.Results) when any
+// finding fails the gate.
+func fnProcess(rl *framework.ResourceList, mode string) error {
+	cfg, err := fnConfig(rl.FunctionConfig, mode)
 	if err != nil {
 		return err
 	}
@@ -220,8 +250,8 @@ func fnOrigin(item *yaml.RNode, pos int) (string, int) {
 }
 
 // fnConfig decodes the functionConfig.
-func fnConfig(fc *yaml.RNode) (FnConfig, error) {
-	cfg := FnConfig{Mode: "check", FailOn: FailOnAny}
+func fnConfig(fc *yaml.RNode, mode string) (FnConfig, error) {
+	cfg := FnConfig{Mode: mode, FailOn: FailOnAny}
 	if fc == nil || fc.IsNilOrEmpty() {
 		return cfg, nil
 	}
@@ -240,8 +270,9 @@ func fnConfig(fc *yaml.RNode) (FnConfig, error) {
 		return cfg, fmt.Errorf("functionConfig: %w", err)
 	}
 	switch cfg.Mode {
-	case "", "check":
-		cfg.Mode = "check"
+	case "":
+		cfg.Mode = mode
+	case "check":
 	case "migrate":
 	default:
 		return cfg, fmt.Errorf("functionConfig: mode %q: use check or migrate", cfg.Mode)
