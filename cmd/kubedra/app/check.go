@@ -113,19 +113,11 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 					return err
 				}
 			}
-			if runF == nil {
-				// kustomize or kpt running kubedra as an exec function.
-				in, isRL, err := stdinResourceList(opts.IO, opts.Paths)
-				if err != nil {
-					return err
-				}
-				if isRL {
-					return fnRun(opts.IO, in, "check")
-				}
-				opts.IO.In = in
-			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if done, err := answerResourceList(&opts.IO, opts.Paths, "check"); done {
+				return err
 			}
 			return checkRun(cmd.Context(), opts)
 		},

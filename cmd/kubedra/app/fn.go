@@ -107,20 +107,26 @@ func fnRun(streams IOStreams, in io.Reader, mode string) error {
 // resourceListHeader matches the top-level apiVersion of a KRM ResourceList.
 var resourceListHeader = regexp.MustCompile(`(?m)^apiVersion: *["']?config\.kubernetes\.io/v1["']? *$`)
 
-// stdinResourceList reads stdin when it is the only input and reports
-// whether it holds a KRM ResourceList (kubedra run as an exec function by
-// kustomize or kpt with `check -` or `migrate -`). The returned reader
-// replays what was read either way.
-func stdinResourceList(streams IOStreams, paths []string) (io.Reader, bool, error) {
+// resourceListKind matches the top-level kind of a KRM ResourceList.
+var resourceListKind = regexp.MustCompile(`(?m)^kind: *["']?ResourceList["']? *$`)
+
+// answerResourceList handles kustomize or kpt running `kubedra check -` or
+// `kubedra migrate -` as an exec function: when stdin is the only input and
+// holds a KRM ResourceList, it answers as `kubedra fn` in mode and returns
+// done. Otherwise it replaces streams.In with a replay of what it read.
+func answerResourceList(streams *IOStreams, paths []string, mode string) (done bool, err error) {
 	if len(paths) != 1 || paths[0] != "-" || streams.In == nil {
-		return streams.In, false, nil
+		return false, nil
 	}
 	data, err := io.ReadAll(streams.In)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading stdin: %w", err)
+		return true, fmt.Errorf("reading stdin: %w", err)
 	}
-	isRL := resourceListHeader.Match(data) && regexp.MustCompile(`(?m)^kind: *["']?ResourceList["']? *$`).Match(data)
-	return bytes.NewReader(data), isRL, nil
+	streams.In = bytes.NewReader(data)
+	if !resourceListHeader.Match(data) || !resourceListKind.Match(data) {
+		return false, nil
+	}
+	return true, fnRun(*streams, streams.In, mode)
 }
 
 // fnProcess checks (or, in mode migrate, migrates) rl's items and appends

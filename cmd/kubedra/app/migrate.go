@@ -109,19 +109,13 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 			if err := opts.validate(); err != nil {
 				return err
 			}
-			if runF == nil && !opts.Example {
-				// kustomize or kpt running kubedra as an exec function.
-				in, isRL, err := stdinResourceList(opts.IO, opts.Paths)
-				if err != nil {
-					return err
-				}
-				if isRL {
-					return fnRun(opts.IO, in, "migrate")
-				}
-				opts.IO.In = in
-			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if !opts.Example {
+				if done, err := answerResourceList(&opts.IO, opts.Paths, "migrate"); done {
+					return err
+				}
 			}
 			return migrateRun(cmd.Context(), opts)
 		},
