@@ -280,7 +280,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 		if err := enc.Encode(p); err != nil {
 			return err
 		}
-		summarize(errOut, p, 0, failed)
+		summarize(errOut, p, 0, failed, opts.stdinName())
 		return exitFor(failed)
 	}
 
@@ -412,7 +412,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 	if err := e.CopyRest(); err != nil {
 		return err
 	}
-	summarize(errOut, p, changed, failed)
+	summarize(errOut, p, changed, failed, opts.stdinName())
 	return exitFor(failed)
 }
 
@@ -430,6 +430,15 @@ func exitFor(failed int) error {
 		return &ExitCodeError{Code: ExitError}
 	}
 	return nil
+}
+
+// stdinName is how reports name stdin: the example's file name for
+// --example (as scan --example does), else "-".
+func (o *MigrateOptions) stdinName() string {
+	if o.Example {
+		return ExamplePath
+	}
+	return ""
 }
 
 func (o *MigrateOptions) rulesFiles() []string {
@@ -490,8 +499,17 @@ func (e encoder) DeviceClass(d rules.Decision, target rules.Version) (*yaml.RNod
 }
 
 // summarize prints what happened, for people, on stderr.
-func summarize(w io.Writer, p *plan.Plan, changed, failed int) {
+// stdinName names "-" in locations (the embedded example's file name for
+// --example).
+func summarize(w io.Writer, p *plan.Plan, changed, failed int, stdinName string) {
+	name := func(f string) string {
+		if f == "-" && stdinName != "" {
+			return stdinName
+		}
+		return f
+	}
 	for _, d := range p.Diagnostics {
+		d.File = name(d.File)
 		loc := d.File
 		if d.Line > 0 {
 			loc = fmt.Sprintf("%s:%d", d.File, d.Line)
@@ -515,7 +533,7 @@ func summarize(w io.Writer, p *plan.Plan, changed, failed int) {
 		}
 	}
 	for _, c := range p.Workloads {
-		fmt.Fprintf(w, "%s:%d: %s: %s (%s)\n", c.File, c.Line, c.Object, c.Strategy, c.Why)
+		fmt.Fprintf(w, "%s:%d: %s: %s (%s)\n", name(c.File), c.Line, c.Object, c.Strategy, c.Why)
 	}
 	workloads, objects := 0, 0
 	for _, f := range p.Files {

@@ -377,4 +377,8 @@ func TestMigrateExample(t *testing.T) {
 	if !strings.Contains(out, "kind: ResourceClaimTemplate") || !strings.Contains(stderr, "migrated") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)
 	}
+	// Locations name the example the way scan --example does, not "-".
+	if !strings.Contains(stderr, ExamplePath+":") || strings.Contains(stderr, "-:") {
+		t.Errorf("stderr should locate findings in %s:\n%s", ExamplePath, stderr)
+	}
 }
