@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -107,21 +106,7 @@ func identities(b *testing.B, paths []string) map[string]fileID {
 // doing the same, and checks that -w never rewrites a file it does not
 // change. Targets (issue 4): ratio <= 1.25, peak RSS <= 300 MB.
 func BenchmarkMigrateCorpus(b *testing.B) {
-	dir := b.TempDir()
-	st, err := Generate(dir, corpusFiles, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var paths []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	b.Logf("corpus: %d files, %d documents, %.1f MB, %d files with %d device requests",
-		st.Files, st.Documents, float64(st.Bytes)/(1<<20), st.DeviceFiles, st.Requests)
-	kubedraBinary(b)
+	dir, paths, _ := corpus(b)
 
 	b.ResetTimer()
 	for range b.N {

@@ -144,21 +144,7 @@ func scanInProcess(b *testing.B, dir string) (time.Duration, plan.Report) {
 // median over several alternating rounds, plus the peak RSS of the binary.
 // Targets (issue 2): ratio <= 0.75, peak RSS <= 250 MB.
 func BenchmarkScanCorpus(b *testing.B) {
-	dir := b.TempDir()
-	st, err := Generate(dir, corpusFiles, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var paths []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	b.Logf("corpus: %d files, %d documents, %.1f MB, %d files with %d device requests",
-		st.Files, st.Documents, float64(st.Bytes)/(1<<20), st.DeviceFiles, st.Requests)
-	kubedraBinary(b)
+	dir, paths, st := corpus(b)
 
 	b.ResetTimer()
 	for range b.N {
