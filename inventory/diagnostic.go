@@ -1,0 +1,93 @@
+package inventory
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Severity of a Diagnostic, as in kyaml's fn/framework results.
+type Severity string
+
+// Severities. An Error means kubedra could not do its job for that input
+// (the command exits 1); a Warning is something left undone that the user
+// should know about; Info is for the record.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+// Rank orders severities, most severe first (Error 0, Warning 1, Info 2).
+func (s Severity) Rank() int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Diagnostic is what any stage says about an input it read, planned or
+// rewrote, in one shape for every command: where (file, line, object,
+// field path), what (severity, a stable rule id, a message) and what to do
+// (fix). It follows kyaml's framework.Result (kyaml/fn/framework/result.go):
+// `kubedra fn` turns each Diagnostic into one Result.
+//
+// Stages append Diagnostics to their result as they go; nothing edits a
+// Diagnostic after it is made.
+type Diagnostic struct {
+	Severity Severity `json:"severity" yaml:"severity"`
+	// Rule is a stable id for the kind of diagnostic, e.g. "input/not-yaml"
+	// or "migrate/lossy" (docs/diagnostics.md lists them), so that CI
+	// tooling can group and filter.
+	Rule string `json:"rule,omitempty" yaml:"rule,omitempty"`
+	// File is the input file as the user named it ("-" for stdin), "" when
+	// the diagnostic is about no file.
+	File string `json:"file" yaml:"file"`
+	// Line is the 1-based line in File, 0 when unknown.
+	Line int `json:"line,omitempty" yaml:"line,omitempty"`
+	// Object is "Kind/name" of the object, when there is one.
+	Object    string `json:"object,omitempty" yaml:"object,omitempty"`
+	Container string `json:"container,omitempty" yaml:"container,omitempty"`
+	Resource  string `json:"resource,omitempty" yaml:"resource,omitempty"`
+	// Field is the kyaml field path in the object, e.g.
+	// spec.template.spec.containers[name=cuda].resources.limits.
+	Field string `json:"field,omitempty" yaml:"field,omitempty"`
+	// Message says what happened and why; Fix what the user can do.
+	Message string `json:"message" yaml:"message"`
+	Fix     string `json:"fix,omitempty" yaml:"fix,omitempty"`
+}
+
+// Location is "file:line", the file alone, or "" when there is no file.
+func (d Diagnostic) Location() string {
+	if d.Line > 0 {
+		return fmt.Sprintf("%s:%d", d.File, d.Line)
+	}
+	return d.File
+}
+
+// Diagnostics is what a stage reports, in the order it found it.
+type Diagnostics []Diagnostic
+
+// Count returns the number of diagnostics of severity s.
+func (ds Diagnostics) Count(s Severity) int {
+	n := 0
+	for _, d := range ds {
+		if d.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Sorted returns a copy ordered by file, line and severity, keeping the
+// order of equal ones (framework.Results.Sort orders the same way).
+func (ds Diagnostics) Sorted() Diagnostics {
+	out := slices.Clone(ds)
+	slices.SortStableFunc(out, func(a, b Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Severity.Rank(), b.Severity.Rank()))
+	})
+	return out
+}
