@@ -55,7 +55,7 @@ func Status(w cluster.Workload, r plan.Resolver, target rules.Version) []rules.S
 		return out
 	}
 	doc := &inventory.Document{Node: node, Origin: inventory.Origin{Path: "cluster", ListIndex: -1}}
-	items := plan.Items(detect.Document(doc, detect.Options{}), r, rules.Options{Target: target})
+	items := plan.Items(detect.Document(doc, detect.Options{}), r, plan.ItemOptions{Rules: rules.Options{Target: target}})
 	for i, req := range w.Requests {
 		for _, it := range items {
 			if it.Container == req.Container && it.Resource == req.Resource {

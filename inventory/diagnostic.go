@@ -48,16 +48,33 @@ type Diagnostic struct {
 	File string `json:"file" yaml:"file"`
 	// Line is the 1-based line in File, 0 when unknown.
 	Line int `json:"line,omitempty" yaml:"line,omitempty"`
-	// Object is "Kind/name" of the object, when there is one.
-	Object    string `json:"object,omitempty" yaml:"object,omitempty"`
-	Container string `json:"container,omitempty" yaml:"container,omitempty"`
-	Resource  string `json:"resource,omitempty" yaml:"resource,omitempty"`
+	// Object is the object the diagnostic is about, when there is one.
+	Object    *ObjectRef `json:"object,omitempty" yaml:"object,omitempty"`
+	Container string     `json:"container,omitempty" yaml:"container,omitempty"`
+	Resource  string     `json:"resource,omitempty" yaml:"resource,omitempty"`
 	// Field is the kyaml field path in the object, e.g.
 	// spec.template.spec.containers[name=cuda].resources.limits.
 	Field string `json:"field,omitempty" yaml:"field,omitempty"`
 	// Message says what happened and why; Fix what the user can do.
 	Message string `json:"message" yaml:"message"`
 	Fix     string `json:"fix,omitempty" yaml:"fix,omitempty"`
+}
+
+// ObjectRef names a Kubernetes object (kyaml's yaml.ResourceIdentifier,
+// framework.Result's ResourceRef).
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion,omitempty" yaml:"apiVersion,omitempty"`
+	Kind       string `json:"kind" yaml:"kind"`
+	Namespace  string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	Name       string `json:"name" yaml:"name"`
+}
+
+// String is "Kind/name", or "Kind/namespace/name" in a namespace.
+func (r ObjectRef) String() string {
+	if r.Namespace != "" {
+		return r.Kind + "/" + r.Namespace + "/" + r.Name
+	}
+	return r.Kind + "/" + r.Name
 }
 
 // Location is "file:line", the file alone, or "" when there is no file.

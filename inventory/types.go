@@ -16,10 +16,26 @@ type Origin struct {
 	ListIndex int `json:"listIndex,omitempty"`
 }
 
+// Span is a byte range [Start, End) in a file.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
 // Document is one Kubernetes object with its origin.
 type Document struct {
 	Node   *yaml.RNode
 	Origin Origin
+	// Root is the YAML document Node was decoded from (a DocumentNode): Node
+	// is its content, or one item of the `kind: List` it holds. Head and
+	// foot comments of the document live on Root, so a writer re-encodes
+	// Root, never Node alone. Nil for objects that were not read from text.
+	Root *yaml.Node
+	// Span is the byte range of Root's text in its file: from the line after
+	// its `---` marker (or the marker line itself when it carries content)
+	// to the next marker or the end of the file. Items of one List share
+	// their List's Root and Span.
+	Span Span
 }
 
 // Skip records an input that could not be read as YAML (a Helm template, a
@@ -41,6 +57,17 @@ const (
 	SidecarContainer   ContainerType = "sidecar" // init container with restartPolicy: Always
 	EphemeralContainer ContainerType = "ephemeral"
 )
+
+// ListField is the pod-spec list a container of this type is in.
+func (t ContainerType) ListField() string {
+	switch t {
+	case InitContainer, SidecarContainer:
+		return "initContainers"
+	case EphemeralContainer:
+		return "ephemeralContainers"
+	}
+	return "containers"
+}
 
 // HintKind is the pod-template field a scheduling hint comes from.
 type HintKind string
@@ -124,6 +151,22 @@ func (f Finding) Quantity() string {
 		return f.Limit
 	}
 	return f.Request
+}
+
+// Object names the finding's object.
+func (f Finding) Object() *ObjectRef {
+	return &ObjectRef{APIVersion: f.APIVersion, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}
+}
+
+// FieldPath is the kyaml field path of the request's quantity, e.g.
+// spec.template.spec.containers[name=cuda].resources.limits.nvidia.com/gpu
+// (the resource name as written, not escaped).
+func (f Finding) FieldPath() string {
+	field := "limits"
+	if f.Limit == "" && f.Request != "" {
+		field = "requests"
+	}
+	return f.PodTemplatePath + "." + f.ContainerType.ListField() + "[name=" + f.Container + "].resources." + field + "." + f.Resource
 }
 
 // TemplatePath tells detection where a kind keeps pod specs. Built-in kinds

@@ -3,64 +3,44 @@ package rewrite_test
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/inventory/detect"
-	"github.com/kubedra/kubedra/inventory/files"
-	"github.com/kubedra/kubedra/rewrite"
+	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
 
 const corpus = "../../shared/corpus/dev"
 
-// corpusRun migrates the whole corpus with the real rules and returns, per
-// file, the input and output bytes.
-func corpusRun(t *testing.T, root string, paths []string, data map[string][]byte) (map[string][]byte, *plan.Plan, map[string]error) {
+// corpusRun migrates the tree at root with the real rules, the way
+// `kubedra migrate --allow-lossy --out DIR root` does (action.Migrate), and
+// returns the plan, a migrated copy of the tree, and the files that failed.
+func corpusRun(t *testing.T, root string) (p *plan.Plan, out string, failed map[string]string) {
 	t.Helper()
-	set := rules.Default()
-	var mu sync.Mutex
-	var findings []inventory.Finding
-	skipped := map[string]bool{}
-	read := func(f *files.File) error {
-		fs := detect.Documents(f.Docs, detect.Options{TemplatePaths: set.TemplatePaths()})
-		mu.Lock()
-		defer mu.Unlock()
-		if len(f.Skips) > 0 || f.Err != nil {
-			skipped[f.Path] = true
-			return nil
-		}
-		findings = append(findings, fs...)
-		if data[f.Path] == nil {
-			data[f.Path] = f.Data
-		}
-		return nil
-	}
-	if err := files.Read(context.Background(), paths, nil, files.Options{KeepData: true}, read); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(findings, set, plan.Options{Strategy: plan.Claims, Target: rules.DefaultTarget, AllowLossy: true, Encoder: set})
+	popts := plan.Options{Strategy: plan.Claims, Target: rules.DefaultTarget, AllowLossy: true}
+	in := action.Input{Paths: []string{root}}
+	pr, err := action.Migrate(context.Background(), in, action.MigrateOptions{Plan: popts, PlanOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]byte{}
-	errs := map[string]error{}
-	for _, fp := range p.Files {
-		res, err := rewrite.File(data[fp.Path], fp)
-		if err != nil {
-			errs[fp.Path] = err
-			continue
-		}
-		out[fp.Path] = res.Content
+	out = filepath.Join(t.TempDir(), "out")
+	res, err := action.Migrate(context.Background(), in, action.MigrateOptions{Plan: popts, Output: emit.Tree, OutDir: out})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out, p, errs
+	failed = map[string]string{}
+	for _, d := range res.Diagnostics {
+		if d.Rule == action.RuleRewrite {
+			failed[d.File] = d.Message
+		}
+	}
+	return pr.Plan, out, failed
 }
 
 // TestCorpus migrates every file of the shared development corpus: files
@@ -74,21 +54,39 @@ func TestCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("corpus run in -short mode")
 	}
-	data := map[string][]byte{}
-	out, p, errs := corpusRun(t, corpus, []string{corpus}, data)
+	p, out, failed := corpusRun(t, corpus)
 	if len(p.Files) < 50 {
 		t.Fatalf("only %d files planned: the corpus or the rules changed", len(p.Files))
 	}
-	for path, err := range errs {
+	for path, err := range failed {
 		t.Logf("left unchanged: %s: %v", path, err)
 	}
-	changed := 0
+	planned := map[string]*plan.FilePlan{}
 	for _, fp := range p.Files {
-		after, ok := out[fp.Path]
-		if !ok {
-			continue
+		planned[fp.Path] = fp
+	}
+	changed := 0
+	err := filepath.WalkDir(corpus, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return err
 		}
-		before := data[fp.Path]
+		rel, _ := filepath.Rel(corpus, path)
+		before, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		after, err := os.ReadFile(filepath.Join(out, rel))
+		if err != nil {
+			t.Errorf("%s: not in the migrated tree: %v", rel, err)
+			return nil
+		}
+		fp := planned[path]
+		if fp == nil || failed[path] != "" {
+			if !bytes.Equal(before, after) {
+				t.Errorf("%s: no edit was planned, but the file changed", rel)
+			}
+			return nil
+		}
 		if !bytes.Equal(before, after) {
 			changed++
 		}
@@ -102,12 +100,12 @@ func TestCorpus(t *testing.T) {
 				continue
 			}
 			if !bytes.Contains(after, seg.text) {
-				t.Errorf("%s: untouched document at line %d changed", fp.Path, seg.line)
+				t.Errorf("%s: untouched document at line %d changed", rel, seg.line)
 			}
 		}
 		if err := reparseAll(after); err != nil {
-			t.Errorf("%s: output does not parse: %v", fp.Path, err)
-			continue
+			t.Errorf("%s: output does not parse: %v", rel, err)
+			return nil
 		}
 		// New objects decode strictly into their types, and so do edited
 		// built-in workloads whose input did.
@@ -120,7 +118,7 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 		outNodes, _ := (&kioReader{data: after}).read()
-		t.Run(fp.Path, func(t *testing.T) {
+		t.Run(rel, func(t *testing.T) {
 			for _, n := range outNodes {
 				switch k := n.GetKind(); {
 				case k == "ResourceClaimTemplate" || k == "ResourceClaim" || k == "DeviceClass" || valid[k+"/"+n.GetName()]:
@@ -128,28 +126,27 @@ func TestCorpus(t *testing.T) {
 				}
 			}
 		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("%d files planned, %d changed, %d left unchanged on error", len(p.Files), changed, len(errs))
+	t.Logf("%d files planned, %d changed, %d left unchanged on error", len(p.Files), changed, len(failed))
+	if changed == 0 {
+		t.Fatal("nothing changed")
+	}
 
-	// Second run over the migrated files: nothing changes.
-	dir := t.TempDir()
-	var paths []string
-	for path, b := range out {
-		dst := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(path, corpus+"/"), "/", "__"))
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, dst)
+	// A second run over the migrated tree plans nothing, and fails only
+	// where the first run did.
+	p2, _, failed2 := corpusRun(t, out)
+	for _, fp := range p2.Files {
+		t.Errorf("second run plans edits to %s", fp.Path)
 	}
-	data2 := map[string][]byte{}
-	out2, _, errs2 := corpusRun(t, dir, []string{dir}, data2)
-	for path, b := range out2 {
-		if !bytes.Equal(b, data2[path]) {
-			t.Errorf("second run changed %s", path)
+	for path, err := range failed2 {
+		rel, _ := filepath.Rel(out, path)
+		if failed[filepath.Join(corpus, rel)] == "" {
+			t.Errorf("second run failed on %s: %v", rel, err)
 		}
-	}
-	for path, err := range errs2 {
-		t.Errorf("second run failed on %s: %v", path, err)
 	}
 }
 

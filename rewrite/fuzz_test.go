@@ -25,9 +25,9 @@ func FuzzRewrite(f *testing.F) {
 	o := plan.Options{Strategy: plan.Claims, AllowLossy: true}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := runStdin(t, data, o)
-		if r.err != nil {
+		if r.failed {
 			if !bytes.Equal(r.out, data) {
-				t.Fatalf("failed (%v) but changed the input", r.err)
+				t.Fatalf("failed (%s) but changed the input", diagnostics(r.res))
 			}
 			return
 		}
@@ -38,8 +38,8 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("output does not parse: %v\n%s", err, r.out)
 		}
 		again := runStdin(t, r.out, o)
-		if again.err != nil {
-			t.Fatalf("second run failed: %v\ninput:\n%s\noutput:\n%s", again.err, data, r.out)
+		if again.failed {
+			t.Fatalf("second run failed: %s\ninput:\n%s\noutput:\n%s", diagnostics(again.res), data, r.out)
 		}
 		if !bytes.Equal(again.out, r.out) {
 			t.Fatalf("second run changed the output:\n--- first\n%s\n--- second\n%s", r.out, again.out)

@@ -2,31 +2,25 @@ package rewrite
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // AppendObjects adds objects as new documents at the end of a YAML stream
-// (a claims file, or a new file when src is empty). An object whose kind,
-// namespace and name are already in src is not added again.
-func AppendObjects(src []byte, objs []*yaml.RNode) ([]byte, error) {
+// (a claims file, or a new file when src is empty). existing are the
+// Documents read from src (inventory/files.Parse); an object whose kind,
+// namespace and name are among them is not added again.
+func AppendObjects(src []byte, existing []*inventory.Document, objs []*yaml.RNode) ([]byte, error) {
 	have := map[string]bool{}
 	st := style{indent: 2, compact: true}
 	if len(bytes.TrimSpace(src)) > 0 {
 		st = detectStyle(src)
-		for _, s := range split(src) {
-			var n yaml.Node
-			if err := yaml.NewDecoder(bytes.NewReader(src[s.bodyStart:s.end])).Decode(&n); err != nil {
-				if isEmptyDoc(err) {
-					continue
-				}
-				return nil, fmt.Errorf("line %d: %w", s.line, err)
-			}
-			have[ref(yaml.NewRNode(&n))] = true
-		}
+	}
+	for _, d := range existing {
+		have[ref(d.Node)] = true
 	}
 	out := bytes.NewBuffer(append([]byte(nil), src...))
 	for _, o := range objs {
@@ -48,8 +42,6 @@ func AppendObjects(src []byte, objs []*yaml.RNode) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
-
-func isEmptyDoc(err error) bool { return errors.Is(err, io.EOF) }
 
 func ref(n *yaml.RNode) string {
 	if n.YNode().Kind == yaml.DocumentNode {
@@ -81,5 +73,5 @@ func AddResource(src []byte, name string) ([]byte, error) {
 
 // Stream encodes objects as a YAML stream (for DeviceClasses).
 func Stream(objs []*yaml.RNode) ([]byte, error) {
-	return AppendObjects(nil, objs)
+	return AppendObjects(nil, nil, objs)
 }

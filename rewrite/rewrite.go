@@ -14,134 +14,213 @@ import (
 	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
-// Result is the outcome of rewriting one file.
+// Piece is one part of a rewritten text: Old as it was, New what replaces
+// it (the same bytes for text no edit touches). Laid end to end, the Old
+// of a Result's pieces is its input and the New its output.
+type Piece struct {
+	Old, New []byte
+}
+
+// Changed reports whether the piece's text changed.
+func (p Piece) Changed() bool { return !bytes.Equal(p.Old, p.New) }
+
+// Result is the outcome of rewriting one file, or one batch of its
+// documents.
 type Result struct {
-	// Content is the new file; it is src itself when nothing changed.
-	Content []byte
+	Pieces []Piece
 	// Objects are new objects for the plan's claims file (set only when
 	// FilePlan.ClaimsFile is set).
 	Objects []*yaml.RNode
 }
 
-// Changed reports whether the file's content changed.
-func (r Result) Changed(src []byte) bool { return !bytes.Equal(r.Content, src) }
+// Changed reports whether any piece changed.
+func (r Result) Changed() bool {
+	for _, p := range r.Pieces {
+		if p.Changed() {
+			return true
+		}
+	}
+	return false
+}
 
-// File applies the plan for one file to its bytes. Documents the plan does
-// not touch are copied byte for byte; touched documents are re-encoded in
-// the file's own style (indent width, sequence indentation, JSON or YAML)
-// and spliced back. An error leaves nothing changed: the caller keeps src.
-func File(src []byte, fp *plan.FilePlan) (Result, error) {
-	res := Result{Content: src}
+// Content is the whole output text.
+func (r Result) Content() []byte {
+	var b bytes.Buffer
+	for _, p := range r.Pieces {
+		b.Write(p.New)
+	}
+	return b.Bytes()
+}
+
+// File applies the plan for one file to its documents. data is the text
+// the documents were read from, starting at byte offset of the file (a
+// whole file, or one batch of a streamed one: inventory/files' File.Data
+// and File.Offset), and docs are its Documents, whose nodes are edited in
+// place. Text the plan does not touch is copied byte for byte; each
+// touched document is re-encoded in the text's own style (indent width,
+// sequence indentation, JSON or YAML) from its Root, so its comments stay,
+// and its new objects follow it. An error leaves nothing changed: the
+// result is the input as one piece.
+func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan) (Result, error) {
+	unchanged := Result{Pieces: []Piece{{Old: data, New: data}}}
 	if fp == nil || len(fp.Docs) == 0 {
-		return res, nil
+		return unchanged, nil
 	}
-	segs := split(src)
-	bySeg := map[int][]*plan.DocPlan{}
-	for _, dp := range fp.Docs {
-		i := slices.IndexFunc(segs, func(s segment) bool { return dp.Line >= s.line && dp.Line <= s.lastLine })
-		if i < 0 {
-			return res, fmt.Errorf("line %d: no document there", dp.Line)
-		}
-		bySeg[i] = append(bySeg[i], dp)
+	roots, err := apply(docs, fp.Docs, fp.ClaimsFile == "")
+	if err != nil {
+		return unchanged, err
 	}
-	var out bytes.Buffer
-	out.Grow(len(src) + 1024)
-	style := detectStyle(src)
-	for i, s := range segs {
-		out.Write(src[s.sepStart:s.bodyStart])
-		dps := bySeg[i]
-		if len(dps) == 0 {
-			out.Write(src[s.bodyStart:s.end])
-			continue
+	var res Result
+	style := detectStyle(data)
+	pos := offset
+	for _, t := range roots {
+		if t.span.Start < pos || t.span.End > offset+len(data) {
+			return unchanged, fmt.Errorf("line %d: document outside the text read", t.line)
 		}
-		body, objs, err := document(src[s.bodyStart:s.end], s.line, dps, fp.ClaimsFile == "", style)
+		if t.span.Start > pos {
+			res.Pieces = append(res.Pieces, Piece{Old: data[pos-offset : t.span.Start-offset], New: data[pos-offset : t.span.Start-offset]})
+		}
+		old := data[t.span.Start-offset : t.span.End-offset]
+		nw, err := encodeDocument(old, t.Root, style)
 		if err != nil {
-			return Result{Content: src}, err
+			return unchanged, err
 		}
-		if s.inline {
-			out.WriteString("---\n")
-		}
-		out.Write(body)
 		if fp.ClaimsFile != "" {
-			res.Objects = append(res.Objects, objs...)
-			continue
-		}
-		for _, o := range objs {
-			if out.Len() > 0 && out.Bytes()[out.Len()-1] != '\n' {
-				out.WriteByte('\n')
+			res.Objects = append(res.Objects, t.Objects...)
+		} else {
+			for _, o := range t.Objects {
+				if len(nw) > 0 && nw[len(nw)-1] != '\n' {
+					nw = append(nw, '\n')
+				}
+				b, err := encodeYAML(o.YNode(), style)
+				if err != nil {
+					return unchanged, err
+				}
+				nw = append(append(nw, "---\n"...), b...)
 			}
-			out.WriteString("---\n")
-			b, err := encodeYAML(o.YNode(), style)
-			if err != nil {
-				return Result{Content: src}, err
-			}
-			out.Write(b)
 		}
+		if err := reparse(nw); err != nil {
+			return unchanged, fmt.Errorf("line %d: rewritten document does not parse (a kubedra bug, please report it): %w", t.line, err)
+		}
+		res.Pieces = append(res.Pieces, Piece{Old: old, New: nw})
+		pos = t.span.End
 	}
-	res.Content = out.Bytes()
-	if err := reparse(res.Content); err != nil {
-		return Result{Content: src}, fmt.Errorf("rewritten file does not parse (a kubedra bug, please report it): %w", err)
+	if end := offset + len(data); pos < end {
+		res.Pieces = append(res.Pieces, Piece{Old: data[pos-offset:], New: data[pos-offset:]})
 	}
 	return res, nil
 }
 
-// document rewrites one document body. inline is true when new objects of
-// a `kind: List` document become list items (otherwise they are returned).
-func document(body []byte, line int, dps []*plan.DocPlan, inline bool, style style) ([]byte, []*yaml.RNode, error) {
-	content, trail := trimTrailing(body)
-	var node yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(content))
-	if err := dec.Decode(&node); err != nil {
-		return nil, nil, fmt.Errorf("line %d: parsing document: %w", line, err)
+// Edited is one document root the plan changed, with the new objects that
+// follow it (for a `kind: List` with inline objects, they are items of
+// the List already).
+type Edited struct {
+	Root    *yaml.Node
+	Objects []*yaml.RNode
+	span    inventory.Span
+	line    int
+}
+
+// Apply applies DocPlans to the Documents they were made for (matched by
+// document index) and returns the edited roots in file order. Documents
+// without a Root (a KRM function's items) are edited the same way. When
+// inline is set, new objects of a List item become items of the List
+// right after it; otherwise they are returned with their root.
+func Apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, error) {
+	return apply(docs, dps, inline)
+}
+
+func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, error) {
+	byIndex := make(map[int]*inventory.Document, len(docs))
+	for _, d := range docs {
+		byIndex[d.Origin.Index] = d
 	}
-	root := yaml.NewRNode(&node)
-	var objs []*yaml.RNode
-	isJSON := bytes.HasPrefix(bytes.TrimSpace(content), []byte("{"))
-	if items, ok := listItems(root); ok {
-		for _, dp := range dps {
-			idx := itemAt(items, dp.Line-line+1)
+	var out []*Edited
+	byRoot := map[*yaml.Node]*Edited{}
+	edits := map[*yaml.Node]int{}
+	for _, dp := range dps {
+		d := byIndex[dp.Index]
+		if d == nil {
+			return nil, fmt.Errorf("line %d: no document %d there", dp.Line, dp.Index)
+		}
+		root := d.Root
+		if root == nil {
+			root = d.Node.YNode()
+		}
+		if err := Document(d.Node, dp); err != nil {
+			return nil, fmt.Errorf("line %d: %w", dp.Line, err)
+		}
+		e := byRoot[root]
+		if e == nil {
+			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line}
+			byRoot[root] = e
+			out = append(out, e)
+		}
+		edits[root]++
+		items := listOf(root)
+		if items == nil && edits[root] > 1 {
+			return nil, fmt.Errorf("line %d: %d edits for one document", dp.Line, edits[root])
+		}
+		if items != nil && inline {
+			// New objects become items right after the workload.
+			idx := slices.Index(items.Content, d.Node.YNode())
 			if idx < 0 {
-				return nil, nil, fmt.Errorf("line %d: no list item there", dp.Line)
+				return nil, fmt.Errorf("line %d: no list item there", dp.Line)
 			}
-			item := yaml.NewRNode(items.Content[idx])
-			if err := Document(item, dp); err != nil {
-				return nil, nil, fmt.Errorf("line %d: %w", dp.Line, err)
+			var add []*yaml.Node
+			for _, o := range dp.Objects {
+				add = append(add, yaml.CopyYNode(o.Node.YNode()))
 			}
-			if inline {
-				// New objects become items right after the workload.
-				var add []*yaml.Node
-				for _, o := range dp.Objects {
-					add = append(add, copyNode(o.Node.YNode()))
-				}
-				items.Content = slices.Insert(items.Content, idx+1, add...)
-			} else {
-				objs = append(objs, nodes(dp.Objects)...)
-			}
+			items.Content = slices.Insert(items.Content, idx+1, add...)
+			continue
 		}
-	} else {
-		if len(dps) != 1 {
-			return nil, nil, fmt.Errorf("line %d: %d edits for one document", line, len(dps))
-		}
-		if err := Document(root, dps[0]); err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w", dps[0].Line, err)
-		}
-		objs = nodes(dps[0].Objects)
+		e.Objects = append(e.Objects, nodes(dp.Objects)...)
 	}
-	if err := checkAliases(&node, line); err != nil {
-		return nil, nil, err
+	slices.SortStableFunc(out, func(a, b *Edited) int { return a.span.Start - b.span.Start })
+	for _, e := range out {
+		if err := checkAliases(e.Root); err != nil {
+			return nil, err
+		}
 	}
+	return out, nil
+}
+
+// listOf returns the items of a root that holds a `kind: List` (or any
+// *List) document, or nil.
+func listOf(root *yaml.Node) *yaml.Node {
+	n := root
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
+		}
+		n = n.Content[0]
+	}
+	if items, ok := listItems(yaml.NewRNode(n)); ok {
+		return items
+	}
+	return nil
+}
+
+// encodeDocument encodes an edited root in the style of its old text: JSON
+// stays JSON (with its indent), YAML gets the text's indentation and
+// keeps the spacing of unchanged lines, trailing blank lines stay, and a
+// `--- ` marker the document started on is kept on a line of its own.
+func encodeDocument(old []byte, root *yaml.Node, style style) ([]byte, error) {
+	content, trail := trimTrailing(old)
 	var b []byte
-	var err error
-	if isJSON {
-		b = encodeJSON(&node, jsonIndent(content))
+	if bytes.HasPrefix(bytes.TrimSpace(content), []byte("{")) {
+		b = encodeJSON(root, jsonIndent(content))
 	} else {
-		b, err = encodeYAML(&node, style)
+		var err error
+		if b, err = encodeYAML(root, style); err != nil {
+			return nil, err
+		}
 		b = restoreSpacing(content, b)
 	}
-	if err != nil {
-		return nil, nil, err
+	if bytes.HasPrefix(content, []byte("---")) {
+		b = append([]byte("---\n"), b...)
 	}
-	return append(b, trail...), objs, nil
+	return append(b, trail...), nil
 }
 
 // restoreSpacing puts back the original of every re-encoded line that
@@ -201,7 +280,7 @@ func spacingKey(l []byte) string {
 func nodes(objs []*plan.Object) []*yaml.RNode {
 	var out []*yaml.RNode
 	for _, o := range objs {
-		out = append(out, yaml.NewRNode(copyNode(o.Node.YNode())))
+		out = append(out, yaml.NewRNode(yaml.CopyYNode(o.Node.YNode())))
 	}
 	return out
 }
@@ -216,17 +295,6 @@ func listItems(root *yaml.RNode) (*yaml.Node, bool) {
 		return nil, false
 	}
 	return items.Value.YNode(), true
-}
-
-// itemAt returns the index of the list item holding the 1-based line.
-func itemAt(items *yaml.Node, line int) int {
-	found := -1
-	for i, it := range items.Content {
-		if it.Line <= line {
-			found = i
-		}
-	}
-	return found
 }
 
 // trimTrailing splits trailing blank lines off a body, so that re-encoding
@@ -281,20 +349,9 @@ func Document(root *yaml.RNode, dp *plan.DocPlan) error {
 	return nil
 }
 
-// listField is the pod spec list a container type lives in.
-func listField(t inventory.ContainerType) string {
-	switch t {
-	case inventory.InitContainer, inventory.SidecarContainer:
-		return "initContainers"
-	case inventory.EphemeralContainer:
-		return "ephemeralContainers"
-	}
-	return "containers"
-}
-
 func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 	var c *yaml.RNode
-	if list := spec.Field(listField(ce.Type)); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
+	if list := spec.Field(ce.Type.ListField()); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
 		for i, el := range list.Value.YNode().Content {
 			rn := yaml.NewRNode(el)
 			if ce.Name != "" && el.Kind == yaml.MappingNode && yaml.GetValue(rn.Field("name").Value) == ce.Name || ce.Name == "" && i == ce.Index {
@@ -311,7 +368,7 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 		}
 	}
 	if c == nil {
-		return fmt.Errorf("container %q not found in %s", ce.Name, listField(ce.Type))
+		return fmt.Errorf("container %q not found in %s", ce.Name, ce.Type.ListField())
 	}
 	res, err := c.Pipe(yaml.LookupCreate(yaml.MappingNode, "resources"))
 	if err != nil {
@@ -411,21 +468,9 @@ func podClaims(spec *yaml.RNode, pcs []plan.PodClaim) error {
 	return nil
 }
 
-func copyNode(n *yaml.Node) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, ch := range n.Content {
-		c.Content[i] = copyNode(ch)
-	}
-	return &c
-}
-
 // checkAliases refuses a document whose edit removed the target of an alias
 // still in use: the output would not parse.
-func checkAliases(n *yaml.Node, line int) error {
+func checkAliases(n *yaml.Node) error {
 	present := map[*yaml.Node]bool{}
 	var aliases []*yaml.Node
 	var walk func(*yaml.Node)
@@ -442,7 +487,7 @@ func checkAliases(n *yaml.Node, line int) error {
 	walk(n)
 	for _, a := range aliases {
 		if a.Alias != nil && !present[a.Alias] {
-			return fmt.Errorf("line %d: the YAML anchor &%s is on a value that moves to DRA but alias *%s still uses it; replace the alias by its value, then run again", line+a.Line-1, a.Value, a.Value)
+			return fmt.Errorf("line %d: the YAML anchor &%s is on a value that moves to DRA but alias *%s still uses it; replace the alias by its value, then run again", a.Line, a.Value, a.Value)
 		}
 	}
 	return nil

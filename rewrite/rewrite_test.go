@@ -16,108 +16,79 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/internal/golden"
-	"github.com/kubedra/kubedra/inventory/detect"
-	"github.com/kubedra/kubedra/inventory/files"
-	"github.com/kubedra/kubedra/rewrite"
+	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rewrite/plan/plantest"
 	"github.com/kubedra/kubedra/rules"
 )
 
-// result is one run of the pipeline over one file.
+// result is one run of migrate over one file.
 type result struct {
 	out    []byte
 	claims []byte // the claims file, when the plan uses one
 	plan   *plan.Plan
-	err    error
+	res    *action.MigrateResult
+	failed bool
 }
 
-// run reads data as the file name, detects, plans with the test resolver
-// and rewrites.
-func run(t testing.TB, name string, data []byte, o plan.Options) result {
-	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var f *files.File
-	err := files.Read(context.Background(), []string{path}, nil, files.Options{KeepData: true, Ordered: true, Workers: 1}, func(got *files.File) error {
-		f = got
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.ParseErrors > 0 {
-		return result{out: data, err: fmt.Errorf("input does not parse: %v", f.Skips)}
-	}
-	if o.Encoder == nil {
-		o.Encoder = plantest.Encoder{}
-	}
+// migrateOptions are the options of `kubedra migrate` with the test rules.
+func migrateOptions(o plan.Options) action.MigrateOptions {
 	if o.Target == (rules.Version{}) {
 		o.Target = rules.DefaultTarget
 	}
-	p, err := plan.Build(detect.Documents(f.Docs, detect.Options{}), plantest.Resolver{}, o)
+	return action.MigrateOptions{Resolver: plantest.Resolver{}, Encoder: plantest.Encoder{}, Plan: o}
+}
+
+// run migrates data as the file name in a folder of its own, as
+// `kubedra migrate -w name` does there (action.Migrate), after planning it
+// as `migrate --plan` does.
+func run(t testing.TB, name string, data []byte, o plan.Options) result {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := action.Input{Paths: []string{name}, Dir: dir}
+	mo := migrateOptions(o)
+	mo.PlanOnly = true
+	pr, err := action.Migrate(context.Background(), in, mo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Paths in the plan are the temp path: show them as the bare name.
-	for _, fp := range p.Files {
-		fp.Path = strings.TrimPrefix(fp.Path, dir+string(filepath.Separator))
+	mo = migrateOptions(o)
+	mo.Output = emit.Write
+	res, err := action.Migrate(context.Background(), in, mo)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range p.Diagnostics {
-		p.Diagnostics[i].File = strings.TrimPrefix(p.Diagnostics[i].File, dir+string(filepath.Separator))
+	r := result{plan: pr.Plan, res: res, failed: res.Failed > 0}
+	if r.out, err = os.ReadFile(filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
 	}
-	for i := range p.Workloads {
-		p.Workloads[i].File = strings.TrimPrefix(p.Workloads[i].File, dir+string(filepath.Separator))
-	}
-	r := result{out: data, plan: p}
-	for _, fp := range p.Files {
-		res, err := rewrite.File(data, fp)
-		if err != nil {
-			r.err = err
-			return r
+	if o.ClaimsFile != "" || strings.HasSuffix(name, ".json") {
+		claims := o.ClaimsFile
+		if claims == "" {
+			claims = strings.TrimSuffix(name, ".json") + "-claims.yaml"
 		}
-		r.out = res.Content
-		if len(res.Objects) > 0 {
-			r.claims, r.err = rewrite.AppendObjects(nil, res.Objects)
-		}
+		r.claims, _ = os.ReadFile(filepath.Join(dir, claims))
 	}
 	return r
 }
 
-// runStdin is run for data read as stdin: no files, so the fuzzer stays fast.
+// runStdin migrates data as `kubedra migrate -` does: no files, so the
+// fuzzer stays fast.
 func runStdin(t testing.TB, data []byte, o plan.Options) result {
 	t.Helper()
-	var f *files.File
-	err := files.Read(context.Background(), []string{"-"}, bytes.NewReader(data), files.Options{KeepData: true, Ordered: true, Workers: 1}, func(got *files.File) error {
-		f = got
-		return nil
-	})
+	var out bytes.Buffer
+	mo := migrateOptions(o)
+	mo.Output, mo.Out = emit.Stream, &out
+	res, err := action.Migrate(context.Background(), action.Input{Paths: []string{"-"}, Stdin: bytes.NewReader(data)}, mo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.ParseErrors > 0 || f.Err != nil {
-		return result{out: data, err: fmt.Errorf("input does not parse: %v", f.Skips)}
-	}
-	o.Encoder = plantest.Encoder{}
-	o.Target = rules.DefaultTarget
-	p, err := plan.Build(detect.Documents(f.Docs, detect.Options{}), plantest.Resolver{}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := result{out: data, plan: p}
-	for _, fp := range p.Files {
-		res, err := rewrite.File(data, fp)
-		if err != nil {
-			r.err = err
-			return r
-		}
-		r.out = res.Content
-	}
-	return r
+	return result{out: out.Bytes(), res: res, failed: res.Failed > 0}
 }
 
 // options reads a case's flags file: one flag per line.
@@ -151,22 +122,22 @@ func options(t *testing.T, dir string) plan.Options {
 	return o
 }
 
-func diagnostics(p *plan.Plan, err error) []byte {
+// diagnostics are what migrate reported, one per line.
+func diagnostics(r *action.MigrateResult) []byte {
 	var b bytes.Buffer
-	if p != nil {
-		for _, d := range p.Diagnostics {
-			fmt.Fprintf(&b, "%s %s:%d %s %s %s: %s", d.Severity, d.File, d.Line, d.Object, d.Container, d.Resource, d.Message)
-			if d.Fix != "" {
-				fmt.Fprintf(&b, " (fix: %s)", d.Fix)
-			}
-			b.WriteByte('\n')
+	for _, d := range r.Diagnostics {
+		if o := d.Object; o != nil {
+			fmt.Fprintf(&b, "%s %s:%d %s/%s %s %s: %s", d.Severity, d.File, d.Line, o.Kind, o.Name, d.Container, d.Resource, d.Message)
+		} else {
+			fmt.Fprintf(&b, "%s %s: %s", d.Severity, d.Location(), d.Message)
 		}
-		for _, w := range p.Workloads {
-			fmt.Fprintf(&b, "strategy %s:%d %s: %s: %s\n", w.File, w.Line, w.Object, w.Strategy, w.Why)
+		if d.Fix != "" {
+			fmt.Fprintf(&b, " (fix: %s)", d.Fix)
 		}
+		b.WriteByte('\n')
 	}
-	if err != nil {
-		fmt.Fprintf(&b, "error: %v\n", err)
+	for _, w := range r.Workloads {
+		fmt.Fprintf(&b, "strategy %s:%d %s: %s: %s\n", w.File, w.Line, w.Object, w.Strategy, w.Why)
 	}
 	return b.Bytes()
 }
@@ -194,11 +165,11 @@ func TestGolden(t *testing.T) {
 			name := "input" + filepath.Ext(in)
 			r := run(t, name, data, o)
 			golden.Check(t, filepath.Join(dir, "expected"+filepath.Ext(in)), r.out)
-			golden.Check(t, filepath.Join(dir, "diagnostics.txt"), diagnostics(r.plan, r.err))
+			golden.Check(t, filepath.Join(dir, "diagnostics.txt"), diagnostics(r.res))
 			if r.claims != nil || fileExists(filepath.Join(dir, "claims.yaml")) {
 				golden.Check(t, filepath.Join(dir, "claims.yaml"), r.claims)
 			}
-			if r.err != nil {
+			if r.failed {
 				if !bytes.Equal(r.out, data) {
 					t.Errorf("a file that fails must be left as it was")
 				}
@@ -206,8 +177,8 @@ func TestGolden(t *testing.T) {
 			}
 			// Idempotence: the output migrates to itself.
 			again := run(t, name, r.out, o)
-			if again.err != nil || !bytes.Equal(again.out, r.out) {
-				t.Errorf("second run changed the output (err %v):\n%s", again.err, again.out)
+			if again.failed || !bytes.Equal(again.out, r.out) {
+				t.Errorf("second run changed the output (%s):\n%s", diagnostics(again.res), again.out)
 			}
 			strictDecode(t, r.out, r.plan)
 			if r.claims != nil {

@@ -40,10 +40,10 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 			if !ok {
 				ci = len(res.Claims)
 				shared[st.claimBase] = ci
-				c := Claim{Name: dnsLabel(st.claimBase), Shared: true}
-				c.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: dnsLabel(st.base), Exactly: st.spec.DeepCopy()}}
+				c := Claim{Name: DNSLabel(st.claimBase, "device"), Shared: true}
+				c.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: DNSLabel(st.base, "device"), Exactly: st.spec.DeepCopy()}}
 				cfg := st.m.r.Sharing.Config
-				c.Spec.Devices.Config = append(c.Spec.Devices.Config, opaque([]string{dnsLabel(st.base)}, cfg))
+				c.Spec.Devices.Config = append(c.Spec.Devices.Config, opaque([]string{DNSLabel(st.base, "device")}, cfg))
 				res.Claims = append(res.Claims, c)
 			}
 			c := &res.Claims[ci]
@@ -95,7 +95,7 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 			if n[st.base] > 1 {
 				name = st.base + "-" + pod.Requests[i].Container
 			}
-			name = unique(dnsLabel(name), taken)
+			name = unique(DNSLabel(name, "device"), taken)
 			st.d.Claim, st.d.Request = perPod, name
 			c.Spec.Devices.Requests = append(c.Spec.Devices.Requests, resourcev1.DeviceRequest{Name: name, Exactly: st.spec.DeepCopy()})
 			for _, cfg := range st.m.r.Config {
@@ -105,7 +105,7 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 				bases = append(bases, st.claimBase)
 			}
 		}
-		c.Name = dnsLabel(strings.Join(bases, "-"))
+		c.Name = DNSLabel(strings.Join(bases, "-"), "device")
 		c.Spec.Devices.Constraints = topology(pod, states, podReqs)
 		for i, j := range reuse {
 			states[i].d.Claim, states[i].d.Request = states[j].d.Claim, states[j].d.Request
@@ -459,8 +459,6 @@ func firstNonEmpty(vs ...string) string {
 	return ""
 }
 
-var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
-
 // lastSegment turns a resource name into a request name base:
 // nvidia.com/gpu -> gpu, amd.com/cpx_nps4 -> cpx-nps4.
 func lastSegment(resourceName string) string {
@@ -468,20 +466,7 @@ func lastSegment(resourceName string) string {
 	if !ok {
 		n = resourceName
 	}
-	return dnsLabel(n)
-}
-
-// dnsLabel makes s a DNS label of at most 63 characters.
-func dnsLabel(s string) string {
-	s = nonDNS.ReplaceAllString(strings.ToLower(s), "-")
-	s = strings.Trim(s, "-")
-	if len(s) > 63 {
-		s = strings.Trim(s[:63], "-")
-	}
-	if s == "" {
-		s = "device"
-	}
-	return s
+	return DNSLabel(n, "device")
 }
 
 func unique(name string, taken map[string]bool) string {

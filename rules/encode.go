@@ -318,27 +318,9 @@ func (s *Set) DeviceClassForced(d Decision, target Version) (*yaml.RNode, error)
 func ExtendedResourceClassName(ern string) string {
 	domain, name, ok := strings.Cut(ern, "/")
 	if !ok {
-		return dnsSubdomain(ern)
+		return DNSSubdomain(ern, MaxSubdomainLength, "")
 	}
-	return dnsSubdomain(domain + "-" + name)
-}
-
-func dnsSubdomain(s string) string {
-	s = strings.ToLower(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteRune('-')
-		}
-	}
-	out := strings.Trim(b.String(), "-.")
-	if len(out) > 253 {
-		out = strings.Trim(out[:253], "-.")
-	}
-	return out
+	return DNSSubdomain(domain+"-"+name, MaxSubdomainLength, "")
 }
 
 // ClaimTemplate implements plan.Encoder (see EncodeClaimTemplate).

@@ -18,33 +18,33 @@ import (
 // DefaultStreamAbove is the default for Options.StreamAbove.
 const DefaultStreamAbove = 8 << 20
 
-// Span is a byte range [Start, End) in a file.
-type Span struct {
-	Start int `json:"start"`
-	End   int `json:"end"`
-}
-
 // File is one input file, or one batch of its documents (see Options.Batch).
 type File struct {
 	// Path is the file as found: the argument itself, or the argument
 	// joined with the path below it for files found in a directory; "-" for
-	// stdin.
+	// stdin. Relative paths stay relative (to Options.Dir).
 	Path string
 	// Order is the file's position among all inputs (arguments in the order
 	// given, directory entries in lexical order). It is the same for every
 	// batch of a file.
 	Order int
-	// Data is the whole file, or nil when it was streamed (see
-	// Options.StreamAbove and Options.KeepData).
-	Data []byte
-	// Docs are the documents of the file (of this batch), in file order.
+	// Data is the text this File covers, starting at byte Offset of the
+	// file: the whole file, or for one batch the bytes from the end of the
+	// previous batch to the end of its last document (the last batch runs
+	// to the end of the file), so that the batches' Data laid end to end is
+	// the file. Data is nil for a streamed file unless Options.KeepData is
+	// set (see Options.StreamAbove).
+	Data   []byte
+	Offset int
+	// Docs are the documents of the file (of this batch), in file order;
+	// each Document's Span is relative to the file, not to Data.
 	Docs []*inventory.Document
-	// Spans[i] is the byte range of Docs[i] in the file.
-	Spans []Span
-	// Skips are the parts of the file that were not read, with reasons.
-	Skips []inventory.Skip
-	// ParseErrors counts the Skips that are syntax errors (as opposed to
-	// unrendered templates or symlinks, which are skipped by design).
+	// Diagnostics are the parts of the file that were not read, with
+	// reasons: errors for text that does not parse or cannot be read,
+	// warnings for what is skipped by design (templates, symlinks).
+	Diagnostics inventory.Diagnostics
+	// ParseErrors counts the Diagnostics that are syntax errors (as opposed
+	// to unrendered templates or symlinks, which are skipped by design).
 	ParseErrors int
 	// Documents counts the non-empty documents of the file (of this batch)
 	// before List flattening, including those Options.Filter let go
@@ -55,28 +55,48 @@ type File struct {
 	Batch int
 	Last  bool
 	// Err is set when the file could not be read at all (it is also listed
-	// in Skips).
+	// in Diagnostics).
 	Err error
 	// NotFollowed is set for a symlink that was not followed (listed in
-	// Skips): nothing was read.
+	// Diagnostics): nothing was read.
 	NotFollowed bool
 }
 
+// Text returns the bytes of span, which must lie in this File's Data.
+func (f *File) Text(span inventory.Span) []byte {
+	return f.Data[span.Start-f.Offset : span.End-f.Offset]
+}
+
+// Diagnostic rule ids of what Read could not read.
+const (
+	RuleUnreadable = "input/unreadable"
+	RuleNotYAML    = "input/not-yaml"
+	RuleTemplate   = "input/template"
+	RuleSymlink    = "input/symlink"
+)
+
 // Options steer Read.
 type Options struct {
+	// Dir is the folder relative paths are read from ("": the process's
+	// working folder). Paths are reported as given, not joined with Dir.
+	Dir string
 	// Workers bounds the files read at once; 0 means GOMAXPROCS.
 	Workers int
 	// Ordered makes Read call fn from one goroutine at a time, in input
 	// order. Without it fn is called concurrently and must be safe for that.
 	Ordered bool
+	// Prepare, when set, is called for each File on the goroutine that read
+	// it, before fn, concurrently with other files (even when Ordered):
+	// per-file work that needs no order, such as detection, goes there.
+	Prepare func(*File)
 	// Batch, when > 0, delivers the documents of a file in calls of at most
 	// Batch documents, so that a huge file never holds all its nodes at once.
 	Batch int
 	// StreamAbove is the size above which a file is streamed instead of read
 	// whole; 0 means DefaultStreamAbove.
 	StreamAbove int64
-	// KeepData reads every file (and stdin) whole so that File.Data is always
-	// set.
+	// KeepData makes streamed files carry their text in File.Data too
+	// (batch by batch); files read whole always do.
 	KeepData bool
 	// Filter, when set, sees each document's bytes before parsing; when it
 	// returns false the document is counted but not parsed. It must be safe
@@ -119,6 +139,13 @@ func Read(ctx context.Context, paths []string, stdin io.Reader, opts Options, fn
 		wg.Go(func() {
 			for j := range jobs {
 				err := seq.run(ctx, j.order, func(emit func(*File) error) error {
+					if opts.Prepare != nil {
+						next := emit
+						emit = func(f *File) error {
+							opts.Prepare(f)
+							return next(f)
+						}
+					}
 					return readJob(ctx, j, stdin, opts, emit)
 				}, fn)
 				if err != nil {
@@ -147,7 +174,7 @@ walk:
 			}
 			continue
 		}
-		for j := range enumerate(p) {
+		for j := range enumerate(p, opts.Dir) {
 			if !send(j) {
 				break walk
 			}
@@ -163,52 +190,81 @@ walk:
 
 // job is one input: a file to read, or a problem found while walking.
 type job struct {
-	path  string
+	path  string // as reported
+	open  string // as opened: path, under Options.Dir when relative
 	order int
-	skip  *inventory.Skip // a symlink not followed
-	err   error           // the path could not be walked or stat'ed
+	skip  *inventory.Diagnostic // a symlink not followed
+	err   error                 // the path could not be walked or stat'ed
+}
+
+// resolve is where a reported path is opened.
+func resolve(p, dir string) string {
+	if dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }
 
 // enumerate lists the files under root in lexical order. Symlinks are
 // followed only when their target stays under root; symlinked directories
 // under root are not walked again (their target is walked on its own).
-func enumerate(root string) func(yield func(job) bool) {
+// Paths are reported under root as given; dir resolves a relative root.
+func enumerate(root, dir string) func(yield func(job) bool) {
 	return func(yield func(job) bool) {
-		info, err := os.Stat(root)
+		open := resolve(root, dir)
+		mk := func(p string) job { return job{path: p, open: resolve(p, dir)} }
+		// The reported path of a walked file: root joined with its path
+		// below the opened root, as filepath.WalkDir(root) would give it.
+		report := func(p string) string {
+			if p == open {
+				return root
+			}
+			rel, err := filepath.Rel(open, p)
+			if err != nil {
+				return p
+			}
+			return filepath.Join(root, rel)
+		}
+		info, err := os.Stat(open)
 		if err != nil {
-			yield(job{path: root, err: err})
+			j := mk(root)
+			j.err = err
+			yield(j)
 			return
 		}
 		if !info.IsDir() {
-			yield(job{path: root})
+			yield(mk(root))
 			return
 		}
-		realRoot, err := filepath.EvalSymlinks(root)
+		realRoot, err := filepath.EvalSymlinks(open)
 		if err != nil {
-			yield(job{path: root, err: err})
+			j := mk(root)
+			j.err = err
+			yield(j)
 			return
 		}
 		realRoot, _ = filepath.Abs(realRoot)
 		stop := false
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(open, func(p string, d fs.DirEntry, err error) error {
 			if stop {
 				return fs.SkipAll
 			}
 			if err != nil {
-				stop = !yield(job{path: p, err: err})
+				j := job{path: report(p), open: p, err: err}
+				stop = !yield(j)
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
 				}
 				return nil
 			}
 			if d.IsDir() {
-				if p != root && strings.HasPrefix(d.Name(), ".") && d.Name() != "." && d.Name() != ".." {
+				if p != open && strings.HasPrefix(d.Name(), ".") && d.Name() != "." && d.Name() != ".." {
 					return fs.SkipDir // .git and friends
 				}
 				return nil
 			}
 			if d.Type()&fs.ModeSymlink != 0 {
-				if j, ok := symlink(p, realRoot); ok {
+				if j, ok := symlink(p, report(p), realRoot); ok {
 					stop = !yield(j)
 				}
 				return nil
@@ -216,25 +272,31 @@ func enumerate(root string) func(yield func(job) bool) {
 			if !d.Type().IsRegular() || !manifestExt(p) {
 				return nil
 			}
-			stop = !yield(job{path: p})
+			stop = !yield(job{path: report(p), open: p})
 			return nil
 		})
 		if err != nil && !stop {
-			yield(job{path: root, err: err})
+			j := mk(root)
+			j.err = err
+			yield(j)
 		}
 	}
 }
 
-// symlink decides what to do with a symlink found while walking: read it
-// (a manifest file under the root), list it as skipped (dangling, or leaving
-// the root), or ignore it (a directory under the root, or not a manifest).
-func symlink(p, realRoot string) (job, bool) {
+// symlink decides what to do with a symlink found while walking (opened
+// at p, reported as name): read it (a manifest file under the root), list
+// it as skipped (dangling, or leaving the root), or ignore it (a directory
+// under the root, or not a manifest).
+func symlink(p, name, realRoot string) (job, bool) {
+	skip := func(reason string) *inventory.Diagnostic {
+		return &inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleSymlink, File: name, Message: reason}
+	}
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		if !manifestExt(p) {
 			return job{}, false
 		}
-		return job{path: p, skip: &inventory.Skip{File: p, Reason: "dangling symlink: not followed"}}, true
+		return job{path: name, open: p, skip: skip("dangling symlink: not followed")}, true
 	}
 	abs, _ := filepath.Abs(target)
 	if rel, err := filepath.Rel(realRoot, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -242,14 +304,13 @@ func symlink(p, realRoot string) (job, bool) {
 		if err != nil {
 			link = target
 		}
-		return job{path: p, skip: &inventory.Skip{File: p,
-			Reason: fmt.Sprintf("symlink to %s leaves the scanned root: not followed", link)}}, true
+		return job{path: name, open: p, skip: skip(fmt.Sprintf("symlink to %s leaves the scanned root: not followed", link))}, true
 	}
 	info, err := os.Stat(p)
 	if err != nil || info.IsDir() || !manifestExt(p) {
 		return job{}, false
 	}
-	return job{path: p}, true
+	return job{path: name, open: p}, true
 }
 
 func manifestExt(p string) bool {
@@ -266,28 +327,18 @@ func readJob(ctx context.Context, j job, stdin io.Reader, opts Options, emit fun
 	switch {
 	case j.skip != nil:
 		f.NotFollowed = true
-		f.Skips = append(f.Skips, *j.skip)
+		f.Diagnostics = append(f.Diagnostics, *j.skip)
 		return emit(f)
 	case j.err != nil:
-		f.Err = j.err
-		f.Skips = append(f.Skips, inventory.Skip{File: j.path, Reason: readReason(j.err)})
-		return emit(f)
+		return emitReadErr(f, j.err, emit)
 	}
 	if j.path == "-" {
 		if stdin == nil {
 			stdin = strings.NewReader("")
 		}
-		if opts.KeepData {
-			data, err := io.ReadAll(stdin)
-			if err != nil {
-				return emitReadErr(f, err, emit)
-			}
-			f.Data = data
-			return split(ctx, f, opts, emit)
-		}
 		return stream(ctx, f, stdin, opts, emit)
 	}
-	file, err := os.Open(j.path)
+	file, err := os.Open(j.open)
 	if err != nil {
 		return emitReadErr(f, err, emit)
 	}
@@ -299,39 +350,31 @@ func readJob(ctx context.Context, j job, stdin io.Reader, opts Options, emit fun
 	if info.IsDir() {
 		return emitReadErr(f, errors.New("is a directory"), emit)
 	}
-	if opts.KeepData || info.Size() <= opts.StreamAbove {
-		data := make([]byte, 0, info.Size()+1)
-		for {
-			n, err := file.Read(data[len(data):cap(data)])
-			data = data[:len(data)+n]
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return emitReadErr(f, err, emit)
-			}
-			if len(data) == cap(data) {
-				data = append(data, 0)[:len(data)] // the file grew: make room
-			}
-		}
-		f.Data = data
-		return split(ctx, f, opts, emit)
+	if info.Size() > opts.StreamAbove {
+		return stream(ctx, f, file, opts, emit)
 	}
-	return stream(ctx, f, file, opts, emit)
+	data := make([]byte, 0, info.Size()+1)
+	for {
+		n, err := file.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return emitReadErr(f, err, emit)
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // the file grew: make room
+		}
+	}
+	f.Data = data
+	return split(ctx, f, opts, emit)
 }
 
 func emitReadErr(f *File, err error, emit func(*File) error) error {
 	f.Err = err
-	f.Skips = append(f.Skips, inventory.Skip{File: f.Path, Reason: readReason(err)})
+	f.Diagnostics = append(f.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleUnreadable, File: f.Path, Message: readReason(err)})
 	return emit(f)
-}
-
-func readReason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return "cannot read: " + err.Error()
 }
 
 // sequencer runs jobs; when ordered, it serializes their emits in order.
@@ -387,4 +430,12 @@ func (s *sequencer) run(ctx context.Context, order int, work func(emit func(*Fil
 		}
 		return fn(f)
 	})
+}
+
+func readReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "cannot read: " + err.Error()
 }

@@ -2,6 +2,7 @@ package files_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,15 +28,18 @@ type doc struct {
 
 type result struct {
 	Docs        []doc
-	Skips       []inventory.Skip
+	Skips       []inventory.Diagnostic
 	ParseErrors int
 	Documents   int
+	// Text is the files' batches' Data laid end to end.
+	Text string
 }
 
 func collect(t *testing.T, paths []string, stdin string, opts files.Options) map[string]*result {
 	t.Helper()
 	var mu sync.Mutex
 	got := map[string]*result{}
+	opts.KeepData = true
 	err := files.Read(context.Background(), paths, strings.NewReader(stdin), opts, func(f *files.File) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -44,19 +48,15 @@ func collect(t *testing.T, paths []string, stdin string, opts files.Options) map
 			r = &result{}
 			got[f.Path] = r
 		}
-		var data []byte
-		if f.Data != nil {
-			data = f.Data
-		} else if f.Path != "-" {
-			data, _ = os.ReadFile(f.Path)
-		} else {
-			data = []byte(stdin)
+		if f.Offset != len(r.Text) {
+			t.Errorf("%s batch %d: Offset %d, but the batches before it hold %d bytes", f.Path, f.Batch, f.Offset, len(r.Text))
 		}
-		for i, d := range f.Docs {
+		r.Text += string(f.Data)
+		for _, d := range f.Docs {
 			r.Docs = append(r.Docs, doc{Kind: d.Node.GetKind(), Name: d.Node.GetName(), Index: d.Origin.Index,
-				Line: d.Origin.Line, ListIndex: d.Origin.ListIndex, Span: string(data[f.Spans[i].Start:f.Spans[i].End])})
+				Line: d.Origin.Line, ListIndex: d.Origin.ListIndex, Span: string(f.Text(d.Span))})
 		}
-		r.Skips = append(r.Skips, f.Skips...)
+		r.Skips = append(r.Skips, f.Diagnostics...)
 		r.ParseErrors += f.ParseErrors
 		r.Documents += f.Documents
 		return nil
@@ -116,6 +116,7 @@ func TestReadDocuments(t *testing.T) {
 			{Kind: "Pod", Name: "e", Index: 4, Line: 20, ListIndex: -1, Span: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: e\n"},
 		},
 		Documents: 4,
+		Text:      multi,
 	}
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"m.yaml": multi})
@@ -177,15 +178,17 @@ func TestReadSkips(t *testing.T) {
 		docs       []string
 		skipLine   int
 		skipReason string
+		severity   inventory.Severity
+		rule       string
 		parseErrs  int
 	}{
 		{file: "argo.yaml", docs: []string{"w"}},
 		{file: "inside.yaml", docs: []string{"w"}},
-		{file: "broken.yaml", docs: []string{"ok", "after"}, skipLine: 8, skipReason: "not valid YAML", parseErrs: 1},
-		{file: "chart/templates/deploy.yaml", skipLine: 4, skipReason: "Go template syntax"},
-		{file: "chart/templates/if.yaml", skipLine: 1, skipReason: "Go template syntax"},
-		{file: "link.yaml", skipReason: "leaves the scanned root"},
-		{file: "missing.yaml", skipReason: "cannot read: no such file or directory"},
+		{file: "broken.yaml", docs: []string{"ok", "after"}, skipLine: 8, skipReason: "not valid YAML", severity: inventory.Error, rule: files.RuleNotYAML, parseErrs: 1},
+		{file: "chart/templates/deploy.yaml", skipLine: 4, skipReason: "Go template syntax", severity: inventory.Warning, rule: files.RuleTemplate},
+		{file: "chart/templates/if.yaml", skipLine: 1, skipReason: "Go template syntax", severity: inventory.Warning, rule: files.RuleTemplate},
+		{file: "link.yaml", skipReason: "leaves the scanned root", severity: inventory.Warning, rule: files.RuleSymlink},
+		{file: "missing.yaml", skipReason: "cannot read: no such file or directory", severity: inventory.Error, rule: files.RuleUnreadable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -203,8 +206,11 @@ func TestReadSkips(t *testing.T) {
 				}
 				return
 			}
-			if len(r.Skips) != 1 || !strings.Contains(r.Skips[0].Reason, tt.skipReason) || r.Skips[0].Line != tt.skipLine {
+			if len(r.Skips) != 1 || !strings.Contains(r.Skips[0].Message, tt.skipReason) || r.Skips[0].Line != tt.skipLine {
 				t.Errorf("skips = %+v, want one at line %d containing %q", r.Skips, tt.skipLine, tt.skipReason)
+			}
+			if d := r.Skips[0]; d.Severity != tt.severity || d.Rule != tt.rule || d.File != filepath.Join(dir, tt.file) {
+				t.Errorf("diagnostic = %+v, want severity %s, rule %s, file %s", d, tt.severity, tt.rule, filepath.Join(dir, tt.file))
 			}
 			if r.ParseErrors != tt.parseErrs {
 				t.Errorf("ParseErrors = %d, want %d", r.ParseErrors, tt.parseErrs)
@@ -239,5 +245,83 @@ func TestReadFilterAndOrder(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, order); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+// TestReadDocumentEnd: a `...` line ends a document like `---` does, so
+// every Document has a span of its own.
+func TestReadDocumentEnd(t *testing.T) {
+	t.Parallel()
+	in := "kind: A\nmetadata: {name: a}\n...\n---\nkind: B\nmetadata: {name: b}\n...\nkind: C\nmetadata: {name: c}\n... # done\n"
+	got := collect(t, []string{"-"}, in, files.Options{})["-"]
+	want := []doc{
+		{Kind: "A", Name: "a", Line: 1, ListIndex: -1, Span: "kind: A\nmetadata: {name: a}\n"},
+		{Kind: "B", Name: "b", Index: 1, Line: 5, ListIndex: -1, Span: "kind: B\nmetadata: {name: b}\n"},
+		{Kind: "C", Name: "c", Index: 2, Line: 8, ListIndex: -1, Span: "kind: C\nmetadata: {name: c}\n"},
+	}
+	if diff := cmp.Diff(want, got.Docs); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got.Text != in || len(got.Skips) != 0 {
+		t.Errorf("text %q, skips %v", got.Text, got.Skips)
+	}
+}
+
+// TestReadDir: relative paths are read from Options.Dir and reported as
+// given, so a caller never needs to change the process's working folder.
+func TestReadDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"m/a.yaml": "kind: A\n", "m/sub/b.yaml": "kind: B\n", "c.yaml": "kind: C\n"})
+	var paths []string
+	err := files.Read(context.Background(), []string{"m", "./c.yaml", "missing.yaml"}, nil, files.Options{Dir: dir, Ordered: true},
+		func(f *files.File) error {
+			paths = append(paths, f.Path)
+			if f.Path == "missing.yaml" && f.Err == nil {
+				t.Errorf("missing.yaml: no error")
+			}
+			if f.Path != "missing.yaml" && (f.Err != nil || len(f.Docs) != 1) {
+				t.Errorf("%s: err %v, %d docs", f.Path, f.Err, len(f.Docs))
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"m/a.yaml", "m/sub/b.yaml", "./c.yaml", "missing.yaml"}, paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+}
+
+// TestReadPrepare: Prepare sees every batch before fn, on the reading
+// goroutine, even when fn is ordered.
+func TestReadPrepare(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for i := range 20 {
+		write(t, dir, map[string]string{fmt.Sprintf("f%02d.yaml", i): "kind: A\n---\nkind: B\n"})
+	}
+	var prepared sync.Map
+	n := 0
+	err := files.Read(context.Background(), []string{dir}, nil, files.Options{Ordered: true, Batch: 1,
+		Prepare: func(f *files.File) { prepared.Store(fmt.Sprint(f.Path, f.Batch), true) }},
+		func(f *files.File) error {
+			if _, ok := prepared.Load(fmt.Sprint(f.Path, f.Batch)); !ok {
+				t.Errorf("%s batch %d reached fn unprepared", f.Path, f.Batch)
+			}
+			n += len(f.Docs)
+			return nil
+		})
+	if err != nil || n != 40 {
+		t.Fatalf("err %v, %d documents", err, n)
+	}
+}
+
+// TestParse reads bytes as Read reads a file.
+func TestParse(t *testing.T) {
+	t.Parallel()
+	f := files.Parse("m.yaml", []byte(multi))
+	if len(f.Docs) != 5 || string(f.Text(f.Docs[4].Span)) != "apiVersion: v1\nkind: Pod\nmetadata:\n  name: e\n" || !f.Last {
+		t.Errorf("Parse: %d docs, last span %q", len(f.Docs), f.Text(f.Docs[4].Span))
 	}
 }

@@ -30,6 +30,11 @@ type builder struct {
 	opts  Options
 	emit  func(*File) error
 	index int // next Document index in the file
+	// data is the whole file (split), or nil (stream: region holds the
+	// text of the current batch when KeepData is set).
+	data   []byte
+	region []byte
+	keep   bool
 }
 
 func (b *builder) add(c chunk) error {
@@ -47,9 +52,9 @@ func (b *builder) add(c chunk) error {
 		// could hold several Documents is always parsed, and so is one
 		// that may be a template (a template is reported, never dropped).
 		b.index++
-		return b.flushFull()
+		return b.flushFull(span(c))
 	}
-	span := Span{c.start, c.start + len(c.data)}
+	span := inventory.Span{Start: c.start, End: c.start + len(c.data)}
 	dec := yaml.NewDecoder(bytes.NewReader(c.data))
 	for {
 		var n yaml.Node
@@ -64,7 +69,8 @@ func (b *builder) add(c chunk) error {
 			}
 			f.ParseErrors++
 			line, msg := errorLine(err, c.line)
-			f.Skips = append(f.Skips, inventory.Skip{File: f.Path, Line: line, Reason: "not valid YAML: " + msg})
+			f.Diagnostics = append(f.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleNotYAML,
+				File: f.Path, Line: line, Message: "not valid YAML: " + msg})
 			break
 		}
 		shift(&n, c.line-1)
@@ -81,14 +87,17 @@ func (b *builder) add(c chunk) error {
 		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
 			continue
 		}
-		b.doc(root, span)
+		b.doc(&n, span)
 	}
-	return b.flushFull()
+	return b.flushFull(span.End)
 }
 
+// span is the end offset of a chunk.
+func span(c chunk) int { return c.start + len(c.data) }
+
 func (b *builder) skipTemplate(line int) {
-	b.f.Skips = append(b.f.Skips, inventory.Skip{File: b.f.Path, Line: line,
-		Reason: "Go template syntax ({{ }}): render it first, e.g. helm template ... | kubedra scan -"})
+	b.f.Diagnostics = append(b.f.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleTemplate, File: b.f.Path, Line: line,
+		Message: "Go template syntax ({{ }}): render it first, e.g. helm template ... | kubedra scan -"})
 }
 
 // templateNode finds a Go template action that parsed as YAML: `{{ x }}`
@@ -112,21 +121,20 @@ func templateNode(n *yaml.Node) (int, bool) {
 	return first, first > 0
 }
 
-// doc adds a document, flattening a `kind: List`.
-func (b *builder) doc(root *yaml.Node, span Span) {
+// doc adds a document (a DocumentNode), flattening a `kind: List`.
+func (b *builder) doc(n *yaml.Node, span inventory.Span) {
 	f := b.f
+	root := n.Content[0]
 	if items := listItems(root); items != nil {
 		for i, it := range items {
-			f.Docs = append(f.Docs, &inventory.Document{Node: yaml.NewRNode(it),
+			f.Docs = append(f.Docs, &inventory.Document{Node: yaml.NewRNode(it), Root: n, Span: span,
 				Origin: inventory.Origin{Path: f.Path, Index: b.index, Line: it.Line, ListIndex: i}})
-			f.Spans = append(f.Spans, span)
 			b.index++
 		}
 		return
 	}
-	f.Docs = append(f.Docs, &inventory.Document{Node: yaml.NewRNode(root),
+	f.Docs = append(f.Docs, &inventory.Document{Node: yaml.NewRNode(root), Root: n, Span: span,
 		Origin: inventory.Origin{Path: f.Path, Index: b.index, Line: root.Line, ListIndex: -1}})
-	f.Spans = append(f.Spans, span)
 	b.index++
 }
 
@@ -153,37 +161,48 @@ func listItems(root *yaml.Node) []*yaml.Node {
 	return items.Content
 }
 
-// flushFull emits a batch when Options.Batch documents are pending.
-func (b *builder) flushFull() error {
+// flushFull emits a batch when Options.Batch documents are pending; end
+// is the file offset where the batch's text ends.
+func (b *builder) flushFull(end int) error {
 	if b.opts.Batch <= 0 || len(b.f.Docs) < b.opts.Batch {
 		return nil
 	}
-	return b.flush(false)
+	return b.flush(false, end)
 }
 
-func (b *builder) flush(last bool) error {
+// flush emits the pending batch, whose text runs from f.Offset to end.
+func (b *builder) flush(last bool, end int) error {
 	f := b.f
 	f.Last = last
+	switch {
+	case b.data != nil:
+		f.Data = b.data[f.Offset:end]
+	case b.keep:
+		n := end - f.Offset
+		f.Data = b.region[:n:n]
+		b.region = append([]byte(nil), b.region[n:]...)
+	}
 	if err := b.emit(f); err != nil {
 		return err
 	}
 	if !last {
-		b.f = &File{Path: f.Path, Order: f.Order, Data: f.Data, Batch: f.Batch + 1}
+		b.f = &File{Path: f.Path, Order: f.Order, Offset: end, Batch: f.Batch + 1}
 	}
 	return nil
 }
 
 // mayHoldMany reports whether a chunk could decode to more than one
-// Document (a `kind: List`, or a `...` end marker followed by another
-// document), so that Index does not depend on the filter.
+// Document (a `kind: List`), so that Index does not depend on the filter.
 func mayHoldMany(data []byte) bool {
-	return bytes.Contains(data, []byte("List")) || bytes.Contains(data, []byte("\n..."))
+	return bytes.Contains(data, []byte("List"))
 }
 
 // isMarker reports whether line (without its newline) is a `---` document
-// marker, and whether it carries content after the marker.
+// marker or a `...` document end, and whether it carries content after
+// the marker (only `---` can: `--- {a: 1}`). A marker at column 0 cannot
+// be part of a scalar, so a document never spans one.
 func isMarker(line []byte) (marker, content bool) {
-	if len(line) < 3 || line[0] != '-' || line[1] != '-' || line[2] != '-' {
+	if len(line) < 3 || !(line[0] == '-' && line[1] == '-' && line[2] == '-' || line[0] == '.' && line[1] == '.' && line[2] == '.') {
 		return false, false
 	}
 	rest := line[3:]
@@ -191,13 +210,17 @@ func isMarker(line []byte) (marker, content bool) {
 		return false, false
 	}
 	rest = bytes.TrimSpace(rest)
-	return true, len(rest) > 0 && rest[0] != '#'
+	content = len(rest) > 0 && rest[0] != '#'
+	if line[0] == '.' && content {
+		return false, false // "... x" is not a document end: let the decoder report it
+	}
+	return true, content
 }
 
 // split cuts f.Data into documents.
 func split(ctx context.Context, f *File, opts Options, emit func(*File) error) error {
-	b := &builder{ctx: ctx, f: f, opts: opts, emit: emit}
 	data := f.Data
+	b := &builder{ctx: ctx, f: f, opts: opts, emit: emit, data: data}
 	start, startLine := 0, 1
 	line := 1
 	for pos := 0; pos < len(data); {
@@ -226,13 +249,13 @@ func split(ctx context.Context, f *File, opts Options, emit func(*File) error) e
 			return err
 		}
 	}
-	return b.flush(true)
+	return b.flush(true, len(data))
 }
 
 // stream cuts r into documents without holding more than one document's
 // bytes at a time.
 func stream(ctx context.Context, f *File, r io.Reader, opts Options, emit func(*File) error) error {
-	b := &builder{ctx: ctx, f: f, opts: opts, emit: emit}
+	b := &builder{ctx: ctx, f: f, opts: opts, emit: emit, keep: opts.KeepData}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf, long []byte
 	offset, start, startLine, line := 0, 0, 1, 1
@@ -269,6 +292,9 @@ func stream(ctx context.Context, f *File, r io.Reader, opts Options, emit func(*
 			} else {
 				buf = append(buf, l...)
 			}
+			if b.keep {
+				b.region = append(b.region, l...)
+			}
 			offset += len(l)
 		}
 		line++
@@ -281,7 +307,7 @@ func stream(ctx context.Context, f *File, r io.Reader, opts Options, emit func(*
 			return err
 		}
 	}
-	return b.flush(true)
+	return b.flush(true, offset)
 }
 
 func trimEOL(l []byte) []byte {
@@ -367,4 +393,15 @@ func errorLine(err error, first int) (int, string) {
 		msg = msg[6:]
 	}
 	return line, msg
+}
+
+// Parse decodes data as the text of the file path, as Read would read it
+// whole (one File, no filter). Writers use it to read files they append to.
+func Parse(path string, data []byte) *File {
+	var out *File
+	_ = split(context.Background(), &File{Path: path, Data: data, Last: true}, Options{}, func(f *File) error {
+		out = f
+		return nil
+	})
+	return out
 }

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/rogpeppe/go-internal/diff"
 )
 
 // Mode is where results go.
@@ -23,9 +21,12 @@ const (
 	Write
 	// Tree writes a migrated copy of every input root under Dir.
 	Tree
+	// Stream prints the new text of each file on Out (stdin migrated to
+	// stdout).
+	Stream
 )
 
-// Change is the new content of one file. Old is nil for a new file.
+// Change is the new content of one whole file. Old is nil for a new file.
 type Change struct {
 	Path string
 	Old  []byte
@@ -34,7 +35,8 @@ type Change struct {
 	IsNew bool
 }
 
-// Emitter writes changes. Its methods are called from one goroutine.
+// Emitter writes the migration of each file as it is made. Its methods
+// are called from one goroutine.
 type Emitter struct {
 	Mode Mode
 	// Out receives diffs (Diff) and streams (Stream).
@@ -47,64 +49,177 @@ type Emitter struct {
 	// Roots are the input arguments, for Tree: a file found under root R at
 	// R/x is written to Dir/x; a root that is a file goes to Dir/<base>.
 	Roots []string
+	// WorkDir is the folder relative paths are under ("": the process's).
+	WorkDir string
 
 	written map[string]bool
 }
 
-// Emit writes one change according to the mode. An unchanged file is a
-// no-op except in Tree mode, where it is copied.
-func (e *Emitter) Emit(c Change) error {
+// spillAbove is how much of a file's output is kept in memory before it
+// goes to a temporary file (the size above which inventory/files streams).
+const spillAbove = 8 << 20
+
+// File is the output of one file in progress: its old and new text arrive
+// piece by piece, in file order, and nothing reaches its destination
+// before Commit. Abort leaves everything as if the file had not been read.
+type File struct {
+	e      *Emitter
+	path   string
+	isNew  bool
+	out    *spool // new text (Write, Tree, Stream) or diff hunks (Diff)
+	orig   *spool // old text (Stream: written on Abort)
+	hunks  *hunks
+	differ bool
+}
+
+// Begin starts the output of the file at path; isNew marks a file migrate
+// creates.
+func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
+	f := &File{e: e, path: path, isNew: isNew}
 	switch e.Mode {
 	case Diff:
-		if bytes.Equal(c.Old, c.New) && !c.IsNew {
-			return nil
-		}
-		_, err := e.Out.Write(e.Diff(c))
-		return err
+		f.out = &spool{}
+		f.hunks = &hunks{w: f.out}
 	case Write:
-		if bytes.Equal(c.Old, c.New) && !c.IsNew {
-			return nil
-		}
-		return WriteFile(c.Path, c.New)
+		f.out = &spool{dir: filepath.Dir(e.open(path))}
 	case Tree:
-		dst, err := e.outPath(c.Path)
+		dst, err := e.outPath(path)
 		if err != nil {
+			return nil, err
+		}
+		f.out = &spool{dir: filepath.Dir(dst)}
+	case Stream:
+		f.out, f.orig = &spool{}, &spool{}
+	default:
+		return nil, fmt.Errorf("unknown mode %d", e.Mode)
+	}
+	return f, nil
+}
+
+// Equal adds text that is the same in the old and the new file.
+func (f *File) Equal(text []byte) error { return f.Change(text, text) }
+
+// Change adds a piece of the old file and what replaces it.
+func (f *File) Change(old, new []byte) error {
+	if !bytes.Equal(old, new) {
+		f.differ = true
+	}
+	if f.hunks != nil {
+		f.hunks.change(old, new)
+		return f.hunks.err
+	}
+	if f.orig != nil {
+		if _, err := f.orig.Write(old); err != nil {
 			return err
+		}
+	}
+	_, err := f.out.Write(new)
+	return err
+}
+
+// Commit writes the file's output where the mode sends it and reports
+// whether the file changed. An unchanged file is left alone (Diff and
+// Write), copied (Tree) or printed as it was (Stream).
+func (f *File) Commit() (changed bool, err error) {
+	defer f.release()
+	e := f.e
+	changed = f.differ || f.isNew
+	switch e.Mode {
+	case Diff:
+		if !changed {
+			return false, nil
+		}
+		f.hunks.finish()
+		if f.hunks.err != nil {
+			return false, f.hunks.err
+		}
+		name := strings.TrimPrefix(filepath.ToSlash(f.path), "/")
+		from := "a/" + name
+		if f.isNew {
+			from = "/dev/null"
+		}
+		var head bytes.Buffer
+		fmt.Fprintf(&head, "--- %s\n+++ b/%s\n", from, name)
+		return true, e.writeDiff(head.Bytes(), f.out)
+	case Write:
+		if !changed {
+			return false, nil
+		}
+		return true, f.out.commit(e.open(f.path), modeOf(e.open(f.path), f.isNew))
+	case Tree:
+		dst, err := e.outPath(f.path)
+		if err != nil {
+			return false, err
 		}
 		if e.written == nil {
 			e.written = map[string]bool{}
 		}
 		e.written[dst] = true
-		mode := fs.FileMode(0o644)
-		if fi, err := os.Stat(c.Path); err == nil && !c.IsNew {
-			mode = fi.Mode().Perm()
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return writeAtomic(dst, c.New, mode)
+		return changed, f.out.commit(dst, modeOf(e.open(f.path), f.isNew))
+	default: // Stream
+		_, err := f.out.WriteTo(e.Out)
+		return changed, err
 	}
-	return fmt.Errorf("unknown mode %d", e.Mode)
+}
+
+// Abort discards the file's output. In Stream mode the old text is printed
+// instead, so the stream is passed on as it came.
+func (f *File) Abort() error {
+	defer f.release()
+	if f.e.Mode == Stream {
+		_, err := f.orig.WriteTo(f.e.Out)
+		return err
+	}
+	return nil
+}
+
+func (f *File) release() {
+	f.out.discard()
+	if f.orig != nil {
+		f.orig.discard()
+	}
+}
+
+// Emit writes one whole-file change according to the mode (side files:
+// claims files, kustomizations, DeviceClasses).
+func (e *Emitter) Emit(c Change) error {
+	f, err := e.Begin(c.Path, c.IsNew)
+	if err != nil {
+		return err
+	}
+	if err := f.Change(c.Old, c.New); err != nil {
+		f.Abort()
+		return err
+	}
+	_, err = f.Commit()
+	return err
 }
 
 // Diff renders one change as a unified diff (a/ and b/ prefixes, as git
 // does, so `git apply` and `patch -p1` take it).
 func (e *Emitter) Diff(c Change) []byte {
-	name := strings.TrimPrefix(filepath.ToSlash(c.Path), "/")
-	d := diff.Diff("a/"+name, c.Old, "b/"+name, c.New)
-	// go-internal starts with a "diff a b" line that neither patch nor git
-	// needs; a new file is diffed against /dev/null.
-	if i := bytes.IndexByte(d, '\n'); i >= 0 && bytes.HasPrefix(d, []byte("diff ")) {
-		d = d[i+1:]
-	}
-	if c.IsNew {
-		d = bytes.Replace(d, []byte("--- a/"+name+"\n"), []byte("--- /dev/null\n"), 1)
-	}
+	var out bytes.Buffer
+	d := &Emitter{Mode: Diff, Out: &out, Color: e.Color}
+	_ = d.Emit(c)
+	return out.Bytes()
+}
+
+// writeDiff writes a diff's header and hunks to Out, coloured when asked.
+func (e *Emitter) writeDiff(head []byte, hunks *spool) error {
 	if !e.Color {
-		return d
+		if _, err := e.Out.Write(head); err != nil {
+			return err
+		}
+		_, err := hunks.WriteTo(e.Out)
+		return err
+	}
+	var plain bytes.Buffer
+	plain.Write(head)
+	if _, err := hunks.WriteTo(&plain); err != nil {
+		return err
 	}
 	var out bytes.Buffer
-	for _, l := range bytes.SplitAfter(d, []byte("\n")) {
+	for _, l := range bytes.SplitAfter(plain.Bytes(), []byte("\n")) {
 		switch {
 		case bytes.HasPrefix(l, []byte("+++")) || bytes.HasPrefix(l, []byte("---")):
 			colour(&out, "1", l)
@@ -118,7 +233,8 @@ func (e *Emitter) Diff(c Change) []byte {
 			out.Write(l)
 		}
 	}
-	return out.Bytes()
+	_, err := e.Out.Write(out.Bytes())
+	return err
 }
 
 func colour(w *bytes.Buffer, code string, line []byte) {
@@ -129,16 +245,33 @@ func colour(w *bytes.Buffer, code string, line []byte) {
 	}
 }
 
+// open is where a path as the user named it is on disk.
+func (e *Emitter) open(p string) string {
+	if e.WorkDir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(e.WorkDir, p)
+}
+
+// modeOf is the permission a written file gets: the original's, or 0644
+// for a new file.
+func modeOf(path string, isNew bool) fs.FileMode {
+	if fi, err := os.Stat(path); err == nil && !isNew {
+		return fi.Mode().Perm()
+	}
+	return 0o644
+}
+
 // outPath maps an input path to its place under Dir.
 func (e *Emitter) outPath(p string) (string, error) {
 	clean := filepath.Clean(p)
 	for _, r := range e.Roots {
 		r = filepath.Clean(r)
 		if clean == r {
-			return filepath.Join(e.Dir, filepath.Base(clean)), nil
+			return e.open(filepath.Join(e.Dir, filepath.Base(clean))), nil
 		}
 		if rel, err := filepath.Rel(r, clean); err == nil && !strings.HasPrefix(rel, "..") {
-			return filepath.Join(e.Dir, rel), nil
+			return e.open(filepath.Join(e.Dir, rel)), nil
 		}
 	}
 	return "", fmt.Errorf("%s is not under any input path", p)
@@ -151,12 +284,15 @@ func (e *Emitter) CopyRest() error {
 	if e.Mode != Tree {
 		return nil
 	}
-	absOut, _ := filepath.Abs(e.Dir)
+	if e.written == nil {
+		e.written = map[string]bool{}
+	}
+	absOut, _ := filepath.Abs(e.open(e.Dir))
 	for _, r := range e.Roots {
 		if r == "-" {
 			continue
 		}
-		err := filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
+		err := filepath.WalkDir(e.open(r), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -169,7 +305,13 @@ func (e *Emitter) CopyRest() error {
 			if !d.Type().IsRegular() {
 				return nil
 			}
-			dst, err := e.outPath(p)
+			name := p
+			if rel, err := filepath.Rel(e.open(r), p); err == nil && rel != "." {
+				name = filepath.Join(r, rel)
+			} else {
+				name = r
+			}
+			dst, err := e.outPath(name)
 			if err != nil || e.written[dst] {
 				return err
 			}
@@ -181,11 +323,8 @@ func (e *Emitter) CopyRest() error {
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
 			e.written[dst] = true
-			return writeAtomic(dst, b, fi.Mode().Perm())
+			return WriteFileMode(dst, b, fi.Mode().Perm())
 		})
 		if err != nil {
 			return fmt.Errorf("copying %s to %s: %w", r, e.Dir, err)
@@ -194,8 +333,8 @@ func (e *Emitter) CopyRest() error {
 	return nil
 }
 
-// WriteFile replaces path with data atomically: a temporary file in the
-// same folder, the original's mode, then a rename. A new file gets 0644.
+// WriteFile replaces path with data atomically, keeping the original's
+// mode (0644 for a new file); see WriteFileMode.
 func WriteFile(path string, data []byte) error {
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
@@ -204,34 +343,17 @@ func WriteFile(path string, data []byte) error {
 		}
 		mode = fi.Mode().Perm()
 	}
-	return writeAtomic(path, data, mode)
+	return WriteFileMode(path, data, mode)
 }
 
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".kubedra-*")
-	if err != nil {
+// WriteFileMode is kubedra's one atomic write: a temporary file in the
+// same folder (made when missing), synced to disk, given mode, then
+// renamed over path. A failure leaves path as it was and no temporary file.
+func WriteFileMode(path string, data []byte, mode fs.FileMode) error {
+	s := &spool{dir: filepath.Dir(path)}
+	defer s.discard()
+	if _, err := s.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Chmod(mode); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return s.commit(path, mode)
 }

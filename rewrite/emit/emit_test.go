@@ -2,16 +2,17 @@ package emit_test
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/diff"
 
-	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/emit"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 func TestWriteFileKeepsModeAndLeavesNoTemp(t *testing.T) {
@@ -128,22 +129,168 @@ func TestEmitModes(t *testing.T) {
 	}
 }
 
-func TestHelmValues(t *testing.T) {
+// piece is one part of a file: equal text, or old text and what replaces it.
+type piece struct{ old, new string }
+
+// pieces builds a multi-document file and an edit of some of its
+// documents, as migrate makes: lines removed, lines added, objects
+// appended after a document.
+func pieces(r *rand.Rand, docs int) []piece {
+	var out []piece
+	for d := range docs {
+		if d > 0 || r.IntN(2) == 0 {
+			out = append(out, piece{"---\n", "---\n"})
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n", d)
+		for c := range r.IntN(3) + 1 {
+			fmt.Fprintf(&b, "  - name: c%d\n    image: img\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n        cpu: 1\n", c)
+		}
+		old := b.String()
+		if r.IntN(3) == 0 {
+			out = append(out, piece{old, old})
+			continue
+		}
+		nw := strings.ReplaceAll(old, "        nvidia.com/gpu: 1\n", "")
+		nw = strings.ReplaceAll(nw, "        cpu: 1\n", "        cpu: 1\n      claims:\n      - name: gpu\n")
+		nw += "  resourceClaims:\n  - name: gpu\n    resourceClaimTemplateName: p-gpu\n"
+		if r.IntN(2) == 0 {
+			nw += "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: p-gpu\n"
+		}
+		out = append(out, piece{old, nw})
+	}
+	if r.IntN(3) == 0 { // a last line without a newline
+		last := &out[len(out)-1]
+		last.old = strings.TrimSuffix(last.old, "\n")
+		if r.IntN(2) == 0 {
+			last.new = strings.TrimSuffix(last.new, "\n")
+		}
+	}
+	return out
+}
+
+// apply applies a unified diff to old, checking every context and removed
+// line against it.
+func apply(t *testing.T, old string, d string) string {
+	t.Helper()
+	lines := strings.SplitAfter(old, "\n")
+	var out []string
+	pos := 0
+	dl := strings.SplitAfter(d, "\n")
+	for i := 2; i < len(dl); i++ {
+		h := dl[i]
+		if h == "" {
+			continue
+		}
+		var ox, nx, oy, ny int
+		if _, err := fmt.Sscanf(h, "@@ -%d,%d +%d,%d @@", &ox, &nx, &oy, &ny); err != nil {
+			t.Fatalf("bad hunk header %q in\n%s", h, d)
+		}
+		start := ox - 1
+		if nx == 0 {
+			start = ox
+		}
+		out = append(out, lines[pos:start]...)
+		pos = start
+		for i+1 < len(dl) && dl[i+1] != "" && !strings.HasPrefix(dl[i+1], "@@") {
+			i++
+			l := dl[i]
+			text := l[1:]
+			if i+1 < len(dl) && strings.HasPrefix(dl[i+1], `\ No newline`) {
+				text = strings.TrimSuffix(text, "\n")
+				i++
+			}
+			switch l[0] {
+			case ' ', '-':
+				if pos >= len(lines) || lines[pos] != text {
+					t.Fatalf("hunk line %q does not match old line %d %q", l, pos+1, lines[min(pos, len(lines)-1)])
+				}
+				pos++
+				if l[0] == ' ' {
+					out = append(out, text)
+				}
+			case '+':
+				out = append(out, text)
+			}
+		}
+	}
+	out = append(out, lines[pos:]...)
+	return strings.Join(out, "")
+}
+
+// TestStreamedDiff: a file diffed piece by piece gives a diff that turns
+// the old file into the new one, and for a file of one document the
+// hunks of a whole-file diff. (With several documents the hunks may
+// differ: each document is diffed on its own, so a line only anchors the
+// diff within its document.)
+func TestStreamedDiff(t *testing.T) {
 	t.Parallel()
-	src := "gpu:\n  enabled: true\nresources:\n  limits:\n    cpu: 1\n    nvidia.com/gpu: 2\nworker:\n  resources:\n    requests:\n      amd.com/gpu: 1\nresourceName: nvidia.com/gpu\n"
-	n, err := yaml.Parse(src)
-	if err != nil {
-		t.Fatal(err)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 300 {
+		docs := r.IntN(5) + 1
+		ps := pieces(r, docs)
+		var old, nw strings.Builder
+		var out bytes.Buffer
+		e := &emit.Emitter{Mode: emit.Diff, Out: &out}
+		f, err := e.Begin("m.yaml", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			old.WriteString(p.old)
+			nw.WriteString(p.new)
+			if err := f.Change([]byte(p.old), []byte(p.new)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		changed, err := f.Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if changed != (old.String() != nw.String()) {
+			t.Fatalf("case %d: changed = %v", i, changed)
+		}
+		if !changed {
+			if out.Len() != 0 {
+				t.Fatalf("case %d: unchanged file diffed", i)
+			}
+			continue
+		}
+		if got := apply(t, old.String(), out.String()); got != nw.String() {
+			t.Fatalf("case %d: the diff does not give the new file:\n%s\ngot:\n%s\nwant:\n%s", i, out.String(), got, nw.String())
+		}
+		whole := (&emit.Emitter{}).Diff(emit.Change{Path: "m.yaml", Old: []byte(old.String()), New: []byte(nw.String())})
+		if diff := cmp.Diff(string(whole), out.String()); docs == 1 && diff != "" {
+			t.Errorf("case %d: streamed diff differs from the whole-file diff (-whole +streamed):\n%s", i, diff)
+		}
 	}
-	ds := emit.HelmValues(&inventory.Document{Node: n, Origin: inventory.Origin{Path: "chart/values.yaml"}})
-	var got []string
-	for _, d := range ds {
-		got = append(got, d.File+":"+strconv.Itoa(d.Line)+" "+d.Resource)
-	}
-	if diff := cmp.Diff([]string{"chart/values.yaml:6 nvidia.com/gpu", "chart/values.yaml:10 amd.com/gpu"}, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if !emit.IsHelmValues("c/values-prod.yaml") || emit.IsHelmValues("c/templates/values.tpl") || emit.IsHelmValues("myvalues.yaml") {
-		t.Errorf("IsHelmValues")
+}
+
+// TestDiffIsDiffDiff: one piece gives exactly go-internal's diff.Diff.
+func TestDiffIsDiffDiff(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	words := []string{"a\n", "b\n", "c\n", "}\n", "\n", "x: 1\n", "- y\n"}
+	for i := range 2000 {
+		gen := func() string {
+			var b strings.Builder
+			for range r.IntN(30) {
+				b.WriteString(words[r.IntN(len(words))])
+			}
+			s := b.String()
+			if r.IntN(4) == 0 {
+				s = strings.TrimSuffix(s, "\n")
+			}
+			return s
+		}
+		old, nw := gen(), gen()
+		want := diff.Diff("a/f", []byte(old), "b/f", []byte(nw))
+		if i := bytes.IndexByte(want, '\n'); i >= 0 {
+			want = want[i+1:]
+		}
+		got := (&emit.Emitter{}).Diff(emit.Change{Path: "f", Old: []byte(old), New: []byte(nw)})
+		if !bytes.Equal(want, got) {
+			t.Fatalf("case %d: %q -> %q\nwant:\n%s\ngot:\n%s", i, old, nw, want, got)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -36,14 +35,27 @@ type Options struct {
 	// injected so that Build does no I/O.
 	Kustomization func(dir string) string
 	// Existing are objects already present in the input (kind, namespace,
-	// name): new names never collide with them.
-	Existing []ObjectRef
+	// name): new names never collide with them (Planner.Reserve adds more).
+	Existing []inventory.ObjectRef
 	// Encoder builds the new objects.
 	Encoder Encoder
+	// Ignore opts findings out, besides kubedra.io/ignore annotations.
+	Ignore *Ignores
 }
 
-// ObjectRef names an object.
-type ObjectRef struct{ Kind, Namespace, Name string }
+// Rule ids of the diagnostics a Planner makes.
+const (
+	RuleIgnored             = "migrate/ignored"
+	RuleIgnoreWithoutReason = "migrate/ignore-without-reason"
+	RuleNoClaimsField       = "migrate/no-claims-field"
+	RuleUnknownKind         = "migrate/unknown-kind"
+	RuleLossyApplied        = "migrate/lossy-applied"
+	RuleLossy               = "migrate/lossy"
+	RuleDRABacked           = "migrate/dra-backed"
+	RuleUnmapped            = "migrate/unmapped"
+	RuleStrategy            = "migrate/strategy"
+	RuleEncode              = "migrate/encode"
+)
 
 // ExtendedResourceGA is the first target on which DRAExtendedResource is on
 // by default (beta in 1.36, GA in 1.37; reference dra.md §2.1).
@@ -84,25 +96,66 @@ type doc struct {
 	pods  []*pod
 }
 
-// Build groups findings by pod template, resolves each, and turns the
-// decisions into a Plan. Problems in manifests become Diagnostics; an error
-// means the options themselves are wrong.
-func Build(findings []inventory.Finding, r Resolver, opts Options) (*Plan, error) {
+// Planner plans a migration file by file. It keeps only what naming needs
+// across files (the object names already taken, the DeviceClasses already
+// made), so a caller can read, plan, rewrite and write one file at a time.
+// Files must be planned in a stable order: names depend on it.
+type Planner struct {
+	opts  Options
+	r     Resolver
+	names map[inventory.ObjectRef]string // taken object names (no APIVersion) -> owner
+	erns  map[string]bool                // extendedResourceNames already given a DeviceClass
+}
+
+// NewPlanner checks the options and returns a Planner; an error means the
+// options themselves are wrong.
+func NewPlanner(r Resolver, opts Options) (*Planner, error) {
 	if opts.Strategy == "" {
 		opts.Strategy = Claims
 	}
 	if err := CheckStrategy(opts.Strategy, opts.Target, opts.Force); err != nil {
 		return nil, err
 	}
-	p := &Plan{APIVersion: "kubedra.dev/v1alpha1", Kind: "ConversionPlan", Strategy: opts.Strategy,
-		Target: opts.Target.String(), Files: []*FilePlan{}, Diagnostics: []Diagnostic{}}
-	b := &builder{opts: opts, plan: p, names: map[ObjectRef]string{}, files: map[string]*FilePlan{}}
-	for _, o := range opts.Existing {
-		b.names[o] = "\x00existing"
+	if opts.Encoder == nil {
+		return nil, fmt.Errorf("no encoder for claims and DeviceClasses")
 	}
+	p := &Planner{opts: opts, r: r, names: map[inventory.ObjectRef]string{}, erns: map[string]bool{}}
+	p.Reserve(opts.Existing...)
+	return p, nil
+}
 
+// Reserve marks objects that exist in the input as taken: new names never
+// collide with them.
+func (p *Planner) Reserve(refs ...inventory.ObjectRef) {
+	for _, o := range refs {
+		o.APIVersion = ""
+		if _, ok := p.names[o]; !ok {
+			p.names[o] = "\x00existing"
+		}
+	}
+}
+
+// FileResult is what the Planner decided for one file.
+type FileResult struct {
+	// Plan holds the file's edits; nil when no document of it changes.
+	Plan *FilePlan
+	// Diagnostics say what is left undone, and why, in finding order.
+	Diagnostics inventory.Diagnostics
+	// Workloads are the strategy choices of --strategy auto.
+	Workloads []WorkloadChoice
+	// DeviceClasses are the DeviceClasses the file's workloads need that
+	// no earlier file needed (extended-resource strategy).
+	DeviceClasses []*Object
+}
+
+// File plans the findings of one file (or one batch of its documents):
+// it groups them by document and pod template, resolves each pod template
+// with the rules, and decides names, placement and strategy. Problems in
+// the manifests become Diagnostics.
+func (p *Planner) File(path string, findings []inventory.Finding) *FileResult {
+	b := &builder{Planner: p, res: &FileResult{}}
 	var docs []*doc
-	docByKey := map[string]*doc{}
+	docByIndex := map[int]*doc{}
 	podByKey := map[string]*pod{}
 	for _, f := range findings {
 		k := Key(f)
@@ -110,26 +163,24 @@ func Build(findings []inventory.Finding, r Resolver, opts Options) (*Plan, error
 		if pd == nil {
 			pd = &pod{key: k}
 			podByKey[k] = pd
-			dk := f.Origin.Path + "\x00" + fmt.Sprint(f.Origin.Index)
-			d := docByKey[dk]
+			d := docByIndex[f.Origin.Index]
 			if d == nil {
-				d = &doc{file: f.Origin.Path, index: f.Origin.Index}
-				docByKey[dk] = d
+				d = &doc{file: path, index: f.Origin.Index}
+				docByIndex[f.Origin.Index] = d
 				docs = append(docs, d)
 			}
 			d.pods = append(d.pods, pd)
 		}
 		pd.findings = append(pd.findings, f)
 	}
-	ropts := rules.Options{Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share}
+	ropts := rules.Options{Target: p.opts.Target, AllowLossy: p.opts.AllowLossy, Share: p.opts.Share}
 	for _, d := range docs {
 		for _, pd := range d.pods {
 			rp := rules.Pod{Hints: pd.findings[0].Hints}
 			for _, f := range pd.findings {
-				rp.Requests = append(rp.Requests, rules.PodRequest{Container: f.Container, ContainerIndex: f.ContainerIndex,
-					ContainerType: f.ContainerType, Resource: f.Resource, Quantity: f.Quantity()})
+				rp.Requests = append(rp.Requests, podRequest(f))
 			}
-			res, err := r.Resolve(rp, ropts)
+			res, err := p.r.Resolve(rp, ropts)
 			if err != nil {
 				res = rules.Resolution{}
 				for range pd.findings {
@@ -138,43 +189,68 @@ func Build(findings []inventory.Finding, r Resolver, opts Options) (*Plan, error
 			}
 			pd.res = res
 		}
-		if err := b.doc(d); err != nil {
-			return nil, err
+		b.doc(d)
+	}
+	return b.res
+}
+
+// Build plans a whole set of findings (file by file, in the order files
+// first appear) and collects the result in one Plan.
+func Build(findings []inventory.Finding, r Resolver, opts Options) (*Plan, error) {
+	p, err := NewPlanner(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := NewPlan(p.opts)
+	var order []string
+	byFile := map[string][]inventory.Finding{}
+	for _, f := range findings {
+		if _, ok := byFile[f.Origin.Path]; !ok {
+			order = append(order, f.Origin.Path)
 		}
+		byFile[f.Origin.Path] = append(byFile[f.Origin.Path], f)
 	}
-	if len(p.DeviceClasses) > 0 {
-		p.DeviceClassFile = opts.DeviceClassFile
+	for _, path := range order {
+		out.Add(p.File(path, byFile[path]))
 	}
-	return p, nil
+	return out, nil
 }
 
+// NewPlan starts an empty Plan for opts.
+func NewPlan(opts Options) *Plan {
+	if opts.Strategy == "" {
+		opts.Strategy = Claims
+	}
+	return &Plan{APIVersion: "kubedra.dev/v1alpha1", Kind: "ConversionPlan", Strategy: opts.Strategy,
+		Target: opts.Target.String(), Files: []*FilePlan{}, Diagnostics: inventory.Diagnostics{}, DeviceClassFile: opts.DeviceClassFile}
+}
+
+// Add appends one file's result (a file planned in several batches gets
+// one FilePlan per batch).
+func (pl *Plan) Add(r *FileResult) {
+	if r.Plan != nil {
+		pl.Files = append(pl.Files, r.Plan)
+	}
+	pl.Diagnostics = append(pl.Diagnostics, r.Diagnostics...)
+	pl.Workloads = append(pl.Workloads, r.Workloads...)
+	pl.DeviceClasses = append(pl.DeviceClasses, r.DeviceClasses...)
+}
+
+// builder plans one file for its Planner.
 type builder struct {
-	opts  Options
-	plan  *Plan
-	names map[ObjectRef]string // taken object names -> owner
-	files map[string]*FilePlan
-	erns  map[string]bool // extendedResourceNames already given a DeviceClass
+	*Planner
+	res *FileResult
 }
 
-func (b *builder) diag(sev Severity, f inventory.Finding, msg, fix string) {
-	b.plan.Diagnostics = append(b.plan.Diagnostics, Diagnostic{Severity: sev, File: f.Origin.Path, Line: f.Line,
-		Object: f.Kind + "/" + f.Name, Container: f.Container, Resource: f.Resource, Message: msg, Fix: fix})
-}
-
-func (b *builder) filePlan(path string) *FilePlan {
-	fp := b.files[path]
-	if fp == nil {
-		fp = &FilePlan{Path: path}
-		b.files[path] = fp
-		b.plan.Files = append(b.plan.Files, fp)
-	}
-	return fp
+func (b *builder) diag(sev inventory.Severity, rule string, f inventory.Finding, msg, fix string) {
+	b.res.Diagnostics = append(b.res.Diagnostics, inventory.Diagnostic{Severity: sev, Rule: rule, File: f.Origin.Path, Line: f.Line,
+		Object: f.Object(), Container: f.Container, Resource: f.Resource, Field: f.FieldPath(), Message: msg, Fix: fix})
 }
 
 // doc plans one document.
-func (b *builder) doc(d *doc) error {
+func (b *builder) doc(d *doc) {
 	first := d.pods[0].findings[0]
-	dp := &DocPlan{Line: first.Line, ListIndex: first.Origin.ListIndex, APIVersion: first.APIVersion, Kind: first.Kind,
+	dp := &DocPlan{Index: first.Origin.Index, Line: first.Line, ListIndex: first.Origin.ListIndex, APIVersion: first.APIVersion, Kind: first.Kind,
 		Name: first.Name, Namespace: first.Namespace}
 	object := first.Kind + "/" + first.Name
 
@@ -182,27 +258,27 @@ func (b *builder) doc(d *doc) error {
 	var active []*pod
 	for _, pd := range d.pods {
 		f0 := pd.findings[0]
-		if f0.Ignore != "" {
+		if ignore := b.opts.Ignore.Reason(f0); ignore != "" {
 			for _, f := range pd.findings {
-				b.diag(Info, f, "ignored: "+f.Ignore, "")
+				b.diag(inventory.Info, RuleIgnored, f, "ignored: "+ignore, "")
 			}
 			continue
 		}
 		if f0.IgnoreInvalid {
 			for _, f := range pd.findings {
-				b.diag(Warning, f, "kubedra.io/ignore annotation has no reason; the workload is left unchanged", "give the reason as the annotation value")
+				b.diag(inventory.Warning, RuleIgnoreWithoutReason, f, "kubedra.io/ignore annotation has no reason; the workload is left unchanged", "give the reason as the annotation value")
 			}
 			continue
 		}
 		if why, ok := noClaims[apiGroup(f0.APIVersion)]; ok {
 			for _, f := range pd.findings {
-				b.diag(Warning, f, "left unchanged: "+why, "migrate the pods this "+f.Kind+" creates (for example with a pod spec patch) by hand")
+				b.diag(inventory.Warning, RuleNoClaimsField, f, "left unchanged: "+why, "migrate the pods this "+f.Kind+" creates (for example with a pod spec patch) by hand")
 			}
 			continue
 		}
 		if f0.Generic {
 			for _, f := range pd.findings {
-				b.diag(Warning, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
+				b.diag(inventory.Warning, RuleUnknownKind, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
 					"add a templatePaths entry for the kind in a rules file (--rules) to migrate it")
 			}
 			continue
@@ -214,14 +290,14 @@ func (b *builder) doc(d *doc) error {
 			case dec.Claim >= 0 && dec.Claim < len(pd.res.Claims):
 				mapped = true
 				if dec.Status == rules.Lossy {
-					b.diag(Warning, f, "lossy mapping applied (--allow-lossy): "+dec.Loss, "")
+					b.diag(inventory.Warning, RuleLossyApplied, f, "lossy mapping applied (--allow-lossy): "+dec.Loss, "")
 				}
 			case dec.Status == rules.Lossy:
-				b.diag(Warning, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
+				b.diag(inventory.Warning, RuleLossy, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
 			case dec.Status == rules.DRABacked:
-				b.diag(Info, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
+				b.diag(inventory.Info, RuleDRABacked, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
 			default:
-				b.diag(Warning, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
+				b.diag(inventory.Warning, RuleUnmapped, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
 			}
 		}
 		if mapped {
@@ -229,28 +305,29 @@ func (b *builder) doc(d *doc) error {
 		}
 	}
 	if len(active) == 0 {
-		return nil
+		return
 	}
 
 	strategy, why := b.choose(active)
 	if b.opts.Strategy == Auto {
-		b.plan.Workloads = append(b.plan.Workloads, WorkloadChoice{File: first.Origin.Path, Line: first.Line, Object: object, Strategy: strategy, Why: why})
+		b.res.Workloads = append(b.res.Workloads, WorkloadChoice{File: first.Origin.Path, Line: first.Line, Object: object, Strategy: strategy, Why: why})
 	}
 	if strategy == ExtendedResource {
-		return b.extended(active)
+		b.extended(active)
+		return
 	}
 	if b.opts.Strategy == ExtendedResource {
 		// Explicit extended-resource strategy, but this workload needs claims.
 		for _, pd := range active {
 			for i, f := range pd.findings {
 				if decision(pd.res, i).Claim >= 0 {
-					b.diag(Warning, f, "left unchanged: --strategy extended-resource cannot serve it: "+why, "use --strategy claims or auto for this workload")
+					b.diag(inventory.Warning, RuleStrategy, f, "left unchanged: --strategy extended-resource cannot serve it: "+why, "use --strategy claims or auto for this workload")
 				}
 			}
 		}
-		return nil
+		return
 	}
-	return b.claims(d, dp, active)
+	b.claims(d, dp, active)
 }
 
 // choose picks the strategy for one workload and says why.
@@ -300,10 +377,7 @@ func (b *builder) choose(pods []*pod) (Strategy, string) {
 }
 
 // extended records the DeviceClasses a workload needs under KEP-5004.
-func (b *builder) extended(pods []*pod) error {
-	if b.erns == nil {
-		b.erns = map[string]bool{}
-	}
+func (b *builder) extended(pods []*pod) {
 	for _, pd := range pods {
 		for i, f := range pd.findings {
 			dec := decision(pd.res, i)
@@ -316,22 +390,18 @@ func (b *builder) extended(pods []*pod) error {
 			}
 			b.erns[ern] = true
 			dec.ExtendedResourceName = ern
-			if b.opts.Encoder == nil {
-				return fmt.Errorf("no encoder for DeviceClasses")
-			}
 			n, err := b.opts.Encoder.DeviceClass(dec, b.opts.Target)
 			if err != nil {
-				b.diag(Error, f, "encoding DeviceClass: "+err.Error(), "")
+				b.diag(inventory.Error, RuleEncode, f, "encoding DeviceClass: "+err.Error(), "")
 				continue
 			}
-			b.plan.DeviceClasses = append(b.plan.DeviceClasses, &Object{Kind: "DeviceClass", Name: n.GetName(), Node: n})
+			b.res.DeviceClasses = append(b.res.DeviceClasses, &Object{Kind: "DeviceClass", Name: n.GetName(), Node: n})
 		}
 	}
-	return nil
 }
 
 // claims plans the claim rewrite of one document.
-func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
+func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 	first := pods[0].findings[0]
 	type made struct {
 		claim   rules.Claim
@@ -381,11 +451,7 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 						base = wl + "-" + q + "-" + c.Name
 					}
 				}
-				objName = b.name(ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, Key(pd.findings[0])+"\x00"+c.Name, first.Kind)
-				var obj *Object
-				if b.opts.Encoder == nil {
-					return fmt.Errorf("no encoder for claims")
-				}
+				objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, Key(pd.findings[0])+"\x00"+c.Name, first.Kind)
 				enc := b.opts.Encoder.ClaimTemplate
 				if c.Shared {
 					enc = b.opts.Encoder.Claim
@@ -393,11 +459,11 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 				n, err := enc(objName, first.Namespace, c, b.opts.Target)
 				if err != nil {
 					for _, f := range pd.findings {
-						b.diag(Error, f, "left unchanged: encoding the claim: "+err.Error(), "")
+						b.diag(inventory.Error, RuleEncode, f, "left unchanged: encoding the claim: "+err.Error(), "")
 					}
-					return nil
+					return
 				}
-				obj = &Object{Kind: kind, Name: objName, Namespace: first.Namespace, Node: n}
+				obj := &Object{Kind: kind, Name: objName, Namespace: first.Namespace, Node: n}
 				dp.Objects = append(dp.Objects, obj)
 				objects = append(objects, made{claim: c, objName: objName})
 			}
@@ -438,7 +504,11 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 		}
 		dp.Pods = append(dp.Pods, pe)
 	}
-	fp := b.filePlan(d.file)
+	fp := b.res.Plan
+	if fp == nil {
+		fp = &FilePlan{Path: d.file}
+		b.res.Plan = fp
+	}
 	fp.Docs = append(fp.Docs, dp)
 	if d.file != "-" && d.file != "" && len(dp.Objects) > 0 {
 		name := b.opts.ClaimsFile
@@ -454,7 +524,6 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) error {
 			}
 		}
 	}
-	return nil
 }
 
 func sameClaim(a, b rules.Claim) bool {
@@ -494,8 +563,6 @@ func decision(res rules.Resolution, i int) rules.Decision {
 	return rules.Decision{Status: rules.Unmapped, Claim: -1, Reason: "the rules gave no decision"}
 }
 
-var nonDNS = regexp.MustCompile(`[^a-z0-9.-]+`)
-
 // qualifier turns the part of a pod template path that tells several pod
 // templates of one workload apart (spec.pytorchReplicaSpecs.Worker.template.spec
 // -> "worker") into a name part.
@@ -513,7 +580,7 @@ func qualifier(path string) string {
 		return ""
 	}
 	// The most specific part: the replica name or list index.
-	return dnsName(keep[len(keep)-1], 40)
+	return rules.DNSSubdomain(keep[len(keep)-1], 40, "workload")
 }
 
 // splitPath splits a kyaml field path on unescaped dots, dropping list
@@ -546,44 +613,25 @@ func splitPath(path string) []string {
 	return parts
 }
 
-// dnsName lower-cases s, replaces what a DNS subdomain cannot hold, and
-// shortens it to max characters with a hash suffix so that distinct inputs
-// stay distinct.
-func dnsName(s string, max int) string {
-	n := nonDNS.ReplaceAllString(strings.ToLower(s), "-")
-	n = strings.Trim(n, "-.")
-	for strings.Contains(n, "..") || strings.Contains(n, "-.") || strings.Contains(n, ".-") {
-		n = strings.NewReplacer("..", ".", "-.", "-", ".-", "-").Replace(n)
-	}
-	if n == "" {
-		n = "workload"
-	}
-	if len(n) > max {
-		h := sha256.Sum256([]byte(s))
-		n = strings.TrimRight(n[:max-9], "-.") + "-" + hex.EncodeToString(h[:4])
-	}
-	return n
-}
-
 // MaxNameLength is the longest object name (a DNS subdomain).
-const MaxNameLength = 253
+const MaxNameLength = rules.MaxSubdomainLength
 
 // name returns a free, valid object name close to want.Name and reserves
 // it for owner. A name taken by another owner gets the workload kind, then
 // a hash of the owner, appended.
-func (b *builder) name(want ObjectRef, owner, kind string) string {
-	base := dnsName(want.Name, MaxNameLength)
-	candidates := []string{base, dnsName(want.Name+"-"+strings.ToLower(kind), MaxNameLength)}
+func (b *builder) name(want inventory.ObjectRef, owner, kind string) string {
+	base := rules.DNSSubdomain(want.Name, MaxNameLength, "workload")
+	candidates := []string{base, rules.DNSSubdomain(want.Name+"-"+strings.ToLower(kind), MaxNameLength, "workload")}
 	h := sha256.Sum256([]byte(owner))
-	candidates = append(candidates, dnsName(want.Name+"-"+hex.EncodeToString(h[:4]), MaxNameLength))
+	candidates = append(candidates, rules.DNSSubdomain(want.Name+"-"+hex.EncodeToString(h[:4]), MaxNameLength, "workload"))
 	for i := 0; ; i++ {
 		var c string
 		if i < len(candidates) {
 			c = candidates[i]
 		} else {
-			c = dnsName(fmt.Sprintf("%s-%d", want.Name, i), MaxNameLength)
+			c = rules.DNSSubdomain(fmt.Sprintf("%s-%d", want.Name, i), MaxNameLength, "workload")
 		}
-		ref := ObjectRef{Kind: want.Kind, Namespace: want.Namespace, Name: c}
+		ref := inventory.ObjectRef{Kind: want.Kind, Namespace: want.Namespace, Name: c}
 		if o, ok := b.names[ref]; !ok || o == owner {
 			b.names[ref] = owner
 			return c

@@ -41,7 +41,7 @@ func TestBuildNames(t *testing.T) {
 	tests := []struct {
 		name     string
 		findings []inventory.Finding
-		existing []plan.ObjectRef
+		existing []inventory.ObjectRef
 		want     []string
 	}{
 		{
@@ -68,7 +68,7 @@ func TestBuildNames(t *testing.T) {
 		{
 			name:     "existing objects are avoided",
 			findings: []inventory.Finding{finding("a.yaml", 0, "Deployment", "trainer", "ml", "spec.template.spec", "cuda", inventory.Container, "nvidia.com/gpu", "1")},
-			existing: []plan.ObjectRef{{Kind: "ResourceClaimTemplate", Namespace: "ml", Name: "trainer-gpu"}},
+			existing: []inventory.ObjectRef{{Kind: "ResourceClaimTemplate", Namespace: "ml", Name: "trainer-gpu"}},
 			want:     []string{"ResourceClaimTemplate/trainer-gpu-deployment"},
 		},
 		{
@@ -254,11 +254,11 @@ func TestBuildDecisions(t *testing.T) {
 				t.Fatalf("diagnostics = %+v", p.Diagnostics)
 			}
 			for i, d := range p.Diagnostics {
-				got := string(d.Severity) + " " + d.File + ":" + strconv.Itoa(d.Line) + " " + d.Object[strings.IndexByte(d.Object, '/')+1:] + ": " + d.Message
+				got := string(d.Severity) + " " + d.File + ":" + strconv.Itoa(d.Line) + " " + d.Object.Name + ": " + d.Message
 				if !strings.HasPrefix(got, tt.wantDiags[i]) {
 					t.Errorf("diag %d = %q, want prefix %q", i, got, tt.wantDiags[i])
 				}
-				if d.Severity == plan.Warning && d.Fix == "" && !strings.Contains(d.Message, "applied") {
+				if d.Severity == inventory.Warning && d.Fix == "" && !strings.Contains(d.Message, "applied") {
 					t.Errorf("warning without a fix: %+v", d)
 				}
 			}

@@ -2,8 +2,10 @@ package plan
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rules"
@@ -38,11 +40,18 @@ func Key(f inventory.Finding) string {
 	return f.Origin.Path + "\x00" + strconv.Itoa(f.Origin.Index) + "\x00" + f.PodTemplatePath
 }
 
+// ItemOptions steer Items.
+type ItemOptions struct {
+	Rules rules.Options
+	// Ignore opts findings out (nil: only kubedra.io/ignore annotations).
+	Ignore *Ignores
+}
+
 // Items groups findings by pod template, resolves each group, and returns
 // one Item per finding in a deterministic order (file, document, line,
 // column). A resolver error for one group marks its findings unmapped with
 // the error as the reason; other groups are unaffected.
-func Items(findings []inventory.Finding, r Resolver, opts rules.Options) []Item {
+func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) []Item {
 	type group struct {
 		key  string
 		idxs []int
@@ -63,13 +72,9 @@ func Items(findings []inventory.Finding, r Resolver, opts rules.Options) []Item 
 	for _, g := range groups {
 		pod := rules.Pod{Hints: findings[g.idxs[0]].Hints}
 		for _, i := range g.idxs {
-			f := findings[i]
-			pod.Requests = append(pod.Requests, rules.PodRequest{
-				Container: f.Container, ContainerIndex: f.ContainerIndex, ContainerType: f.ContainerType,
-				Resource: f.Resource, Quantity: f.Quantity(),
-			})
+			pod.Requests = append(pod.Requests, podRequest(findings[i]))
 		}
-		res, err := r.Resolve(pod, opts)
+		res, err := r.Resolve(pod, opts.Rules)
 		for n, i := range g.idxs {
 			f := findings[i]
 			d := rules.Decision{Status: rules.Unmapped, Claim: -1}
@@ -80,11 +85,17 @@ func Items(findings []inventory.Finding, r Resolver, opts rules.Options) []Item 
 				d = res.Decisions[n]
 			}
 			items[i] = Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
-				Ignored: f.Ignore, Group: g.key}
+				Ignored: opts.Ignore.Reason(f), Group: g.key}
 		}
 	}
 	SortItems(items)
 	return items
+}
+
+// podRequest is what the rules see of a finding.
+func podRequest(f inventory.Finding) rules.PodRequest {
+	return rules.PodRequest{Container: f.Container, ContainerIndex: f.ContainerIndex, ContainerType: f.ContainerType,
+		Resource: f.Resource, Quantity: f.Quantity()}
 }
 
 // SortItems orders items by file, document, line and column.
@@ -139,16 +150,95 @@ type Report struct {
 	Summary    Summary          `json:"summary"`
 }
 
-// NewReport builds a report; nil slices become empty ones.
-func NewReport(items []Item, skipped []inventory.Skip, files, documents int) Report {
+// NewReport builds a report from the items and what the sources could not
+// read (each input diagnostic is listed under skipped); nil slices become
+// empty ones.
+func NewReport(items []Item, inputs inventory.Diagnostics, files, documents int) Report {
 	if items == nil {
 		items = []Item{}
 	}
-	if skipped == nil {
-		skipped = []inventory.Skip{}
+	skipped := make([]inventory.Skip, 0, len(inputs))
+	for _, d := range inputs {
+		skipped = append(skipped, inventory.Skip{File: d.File, Line: d.Line, Reason: d.Message})
 	}
 	r := Report{APIVersion: "kubedra.dev/v1alpha1", Kind: "ScanReport", Findings: items, Skipped: skipped}
 	r.Summary.Files, r.Summary.Documents, r.Summary.Skipped = files, documents, len(skipped)
 	r.Summary.Count(items)
 	return r
+}
+
+// Vendor returns the domain of an extended resource name ("nvidia.com" for
+// "nvidia.com/gpu"), or the whole name when it has no domain.
+func Vendor(resource string) string {
+	if d, _, ok := strings.Cut(resource, "/"); ok {
+		return d
+	}
+	return resource
+}
+
+// RuleID is the stable identifier of the kind of a finding: its status and
+// vendor, e.g. "unmapped/nvidia.com". SARIF uses it as ruleId, so code
+// scanning groups alerts by it; "/" makes it hierarchical (SARIF 3.27.5).
+func (it Item) RuleID() string {
+	return string(it.Status) + "/" + Vendor(it.Resource)
+}
+
+// IgnoreReasonRuleID identifies the finding that a kubedra.io/ignore
+// annotation has no reason.
+const IgnoreReasonRuleID = "ignore-without-reason"
+
+// IgnoreReasonMessage is the text of that finding.
+const IgnoreReasonMessage = "the kubedra.io/ignore annotation needs a reason, e.g. kubedra.io/ignore: \"migrated by the platform team in Q3\"; the request is checked as if it were not there"
+
+// Workload names the item's object: "Deployment ml/train".
+func (it Item) Workload() string {
+	name := it.Name
+	if it.Namespace != "" {
+		name = it.Namespace + "/" + name
+	}
+	if it.Kind == "" {
+		return name
+	}
+	return it.Kind + " " + name
+}
+
+// Message says in one sentence what a finding is and what it means.
+func (it Item) Message() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: container %s requests %s", it.Workload(), it.Container, it.Resource)
+	if q := it.Quantity(); q != "" {
+		fmt.Fprintf(&b, ": %s", q)
+	}
+	m := it.Mapping
+	switch it.Status {
+	case rules.Mappable:
+		b.WriteString(" (device plugin); it maps to DRA")
+		if m.DeviceClass != "" {
+			fmt.Fprintf(&b, " DeviceClass %s", m.DeviceClass)
+		}
+		if m.Rule != nil {
+			fmt.Fprintf(&b, " by rule %s", m.Rule.ID)
+		}
+	case rules.Lossy:
+		b.WriteString(" (device plugin); the DRA mapping is lossy")
+		if m.Loss != "" {
+			fmt.Fprintf(&b, ": %s", m.Loss)
+		}
+	case rules.Unmapped:
+		b.WriteString(" (device plugin) and no rule maps it")
+		if m.Reason != "" {
+			fmt.Fprintf(&b, ": %s", m.Reason)
+		}
+	case rules.DRABacked:
+		b.WriteString(", which DRA already serves")
+		if m.Reason != "" {
+			fmt.Fprintf(&b, ": %s", m.Reason)
+		}
+	default:
+		fmt.Fprintf(&b, " (status %s)", it.Status)
+	}
+	if m.Fix != "" && it.Status != rules.DRABacked {
+		fmt.Fprintf(&b, ". Fix: %s", m.Fix)
+	}
+	return b.String()
 }

@@ -21,33 +21,9 @@ const (
 	Auto Strategy = "auto"
 )
 
-// Severity of a Diagnostic.
-type Severity string
-
-// Severities, as in kyaml fn/framework results.
-const (
-	Info    Severity = "info"
-	Warning Severity = "warning"
-	Error   Severity = "error"
-)
-
-// Diagnostic says what migrate did not do, and why, at a place in a file.
-type Diagnostic struct {
-	Severity Severity `yaml:"severity" json:"severity"`
-	File     string   `yaml:"file" json:"file"`
-	Line     int      `yaml:"line,omitempty" json:"line,omitempty"`
-	// Object is "Kind/name" of the workload, when there is one.
-	Object    string `yaml:"object,omitempty" json:"object,omitempty"`
-	Container string `yaml:"container,omitempty" json:"container,omitempty"`
-	Resource  string `yaml:"resource,omitempty" json:"resource,omitempty"`
-	// Message says what happened and why; Fix what the user can do.
-	Message string `yaml:"message" json:"message"`
-	Fix     string `yaml:"fix,omitempty" json:"fix,omitempty"`
-}
-
-// Plan is every edit migrate makes, as data. It is built from findings and
-// rules decisions (Build) and applied by package rewrite; `migrate --plan`
-// prints it.
+// Plan is every edit migrate makes, as data: the FilePlans a Planner made
+// file by file (Build collects them for a set of findings), applied by
+// package rewrite; `migrate --plan` prints it.
 type Plan struct {
 	APIVersion string           `yaml:"apiVersion" json:"apiVersion"`
 	Kind       string           `yaml:"kind" json:"kind"`
@@ -57,9 +33,9 @@ type Plan struct {
 	Workloads  []WorkloadChoice `yaml:"workloads,omitempty" json:"workloads,omitempty"`
 	// DeviceClasses are emitted for the extended-resource strategy into
 	// DeviceClassFile.
-	DeviceClasses   []*Object    `yaml:"deviceClasses,omitempty" json:"deviceClasses,omitempty"`
-	DeviceClassFile string       `yaml:"deviceClassFile,omitempty" json:"deviceClassFile,omitempty"`
-	Diagnostics     []Diagnostic `yaml:"diagnostics" json:"diagnostics"`
+	DeviceClasses   []*Object             `yaml:"deviceClasses,omitempty" json:"deviceClasses,omitempty"`
+	DeviceClassFile string                `yaml:"deviceClassFile,omitempty" json:"deviceClassFile,omitempty"`
+	Diagnostics     inventory.Diagnostics `yaml:"diagnostics" json:"diagnostics"`
 }
 
 // WorkloadChoice records the strategy used for one workload and why
@@ -86,8 +62,10 @@ type FilePlan struct {
 
 // DocPlan is the edits to one document (or one item of a `kind: List`).
 type DocPlan struct {
-	// Line is a line inside the document (the first finding's resource key):
-	// rewrite locates the document by it, then checks Kind and Name.
+	// Index is the document's position in its file (Origin.Index): rewrite
+	// locates the document by it, then checks Kind and Name.
+	Index int `yaml:"index" json:"index"`
+	// Line is the first finding's line (the resource key), for people.
 	Line       int       `yaml:"line" json:"line"`
 	ListIndex  int       `yaml:"listIndex" json:"listIndex"`
 	APIVersion string    `yaml:"apiVersion" json:"apiVersion"`

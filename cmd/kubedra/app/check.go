@@ -2,33 +2,19 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
-	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rules"
 )
-
-// Gates for --fail-on.
-const (
-	FailOnAny      = "any"
-	FailOnUnmapped = "unmapped"
-	FailOnLossy    = "lossy"
-)
-
-// checkFormats are the formats check renders itself; the scan formats
-// (table, wide, json, yaml) go through the scan renderers.
-var checkFormats = []string{"sarif", "junit", "markdown", "github"}
 
 // CheckOptions are check's flags and dependencies.
 type CheckOptions struct {
@@ -36,7 +22,7 @@ type CheckOptions struct {
 
 	Paths     []string
 	Filenames []string
-	Output    string
+	Output    report.Format
 	FailOn    string
 	Rules     []string
 	Target    rules.Version
@@ -46,7 +32,7 @@ type CheckOptions struct {
 	Strict    bool
 	Quiet     bool
 
-	// cfg is the loaded .kubedra.yaml (ignores apply after planning).
+	// cfg is the loaded .kubedra.yaml (its ignores are a planning option).
 	cfg *Config
 	// name is the command as invoked ("kubedra check", "kubectl dra check").
 	name string
@@ -102,11 +88,8 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 			if len(opts.Paths) == 0 {
 				return FlagErrorf("no input: give a path, a folder or - for stdin")
 			}
-			if !slices.Contains([]string{FailOnAny, FailOnUnmapped, FailOnLossy}, opts.FailOn) {
-				return FlagErrorf("--fail-on %q: use any, unmapped or lossy", opts.FailOn)
-			}
-			if !validCheckFormat(opts.Output) {
-				return FlagErrorf("unknown output format %q: use %s", opts.Output, strings.Join(allCheckFormats(), ", "))
+			if _, err := action.ParseGate(opts.FailOn); err != nil {
+				return &FlagError{Err: err}
 			}
 			for _, r := range opts.Reports {
 				if _, _, err := parseReportFlag(r); err != nil {
@@ -119,13 +102,13 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 			if done, err := answerResourceList(&opts.IO, opts.Paths, "check"); done {
 				return err
 			}
-			return checkRun(cmd.Context(), opts)
+			return checkRun(cmd, opts)
 		},
 	}
+	report.AddFormatFlag(cmd, &opts.Output, report.CheckFormats, "")
 	f := cmd.Flags()
 	f.StringArrayVarP(&opts.Filenames, "filename", "f", nil, "file, folder or - to check (repeatable; same as a PATH argument)")
-	f.StringVarP(&opts.Output, "output", "o", checkDefaultFormat(), "output format: "+strings.Join(allCheckFormats(), ", "))
-	f.StringVar(&opts.FailOn, "fail-on", FailOnAny, "what fails the gate: any, lossy or unmapped")
+	f.StringVar(&opts.FailOn, "fail-on", string(action.FailOnAny), "what fails the gate: any, lossy or unmapped")
 	f.StringArrayVar(&opts.Rules, "rules", nil, "user rules file, overlaid on the built-in rules (repeatable)")
 	f.Var(&opts.Target, "target-version", fmt.Sprintf("Kubernetes version the DRA mapping must work on (%s to %s)", rules.MinTarget, rules.MaxTarget))
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report: FORMAT=PATH, e.g. sarif=kubedra.sarif (repeatable)")
@@ -133,84 +116,67 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on inputs skipped by design too: unrendered templates, symlinks out of the tree")
 	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the table: auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no summary line on stderr")
-	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{FailOnAny, FailOnLossy, FailOnUnmapped}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(allCheckFormats(), cobra.ShellCompDirectiveNoFileComp))
+	gates := make([]string, len(action.Gates))
+	for i, g := range action.Gates {
+		gates[i] = string(g)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(gates, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{report.ColorAuto, report.ColorAlways, report.ColorNever}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func validCheckFormat(f string) bool { return slices.Contains(allCheckFormats(), f) }
-
 // parseReportFlag splits FORMAT=PATH.
-func parseReportFlag(s string) (format, path string, err error) {
-	format, path, ok := strings.Cut(s, "=")
-	if !ok || format == "" || path == "" {
+func parseReportFlag(s string) (report.Format, string, error) {
+	name, path, ok := strings.Cut(s, "=")
+	if !ok || name == "" || path == "" {
 		return "", "", FlagErrorf("--report %q: want FORMAT=PATH, e.g. sarif=kubedra.sarif", s)
 	}
-	if !validCheckFormat(format) {
-		return "", "", FlagErrorf("--report %q: unknown format %q: use %s", s, format, strings.Join(allCheckFormats(), ", "))
+	format, err := report.CheckFormats.Parse(name)
+	if err != nil {
+		return "", "", FlagErrorf("--report %q: %v", s, err)
 	}
 	return format, path, nil
 }
 
-// Fails reports whether an item fails the gate failOn. Ignored items never
-// fail; an ignore annotation without a reason always does, whatever the
-// gate, because it does not ignore anything.
-func Fails(it plan.Item, failOn string) bool {
-	if it.IgnoreInvalid {
-		return true
+func checkRun(cmd *cobra.Command, opts *CheckOptions) error {
+	set, err := rules.Load(opts.Rules...)
+	if err != nil {
+		return fmt.Errorf("loading rules: %w", err)
 	}
-	if it.Ignored != "" {
-		return false
-	}
-	switch failOn {
-	case FailOnUnmapped:
-		return it.Status == rules.Unmapped
-	case FailOnLossy:
-		return it.Status == rules.Unmapped || it.Status == rules.Lossy
-	default:
-		return it.Status != rules.DRABacked
-	}
-}
-
-func checkRun(ctx context.Context, opts *CheckOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	set, err := checkLoadRules(opts.Rules)
+	gate, _ := action.ParseGate(opts.FailOn)
+	res, err := action.Check(cmd.Context(), inputOf(opts.IO, opts.Paths, false), action.CheckOptions{
+		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: opts.cfg.Ignores(opts.IO)},
+		FailOn:      gate, SkipsFail: opts.Strict,
+	})
 	if err != nil {
 		return err
 	}
-	res, err := checkCollect(ctx, opts.IO, opts.Paths, set, rules.Options{Target: opts.Target})
-	if err != nil {
-		return err
-	}
-	opts.cfg.ignoreIn(&res.Report, opts.IO)
 	profile, err := report.ColorProfile(opts.Color, opts.IO.OutTTY, opts.IO.Getenv)
 	if err != nil {
 		return &FlagError{Err: err}
 	}
-	c := report.Check{Report: res.Report, FailOn: opts.FailOn, Failing: make([]bool, len(res.Report.Findings)),
+	c := report.Check{Report: res.Report, FailOn: string(res.FailOn), Failing: res.Failing,
 		Tool: report.Tool{Name: "kubedra", Version: Build().Version, InformationURI: "https://github.com/kubedra/kubedra"}}
-	for i, it := range res.Report.Findings {
-		c.Failing[i] = Fails(it, opts.FailOn)
-	}
 
 	var errs []error
 	for _, r := range opts.Reports {
 		format, path, _ := parseReportFlag(r)
-		// Report files are for machines and CI viewers: never coloured.
-		if err := writeFileAtomic(opts.IO, path, func(w io.Writer) error { return renderCheck(w, format, c, report.Style{}) }); err != nil {
+		// Report files are for machines and CI viewers: never coloured, and
+		// written atomically, so a CI step never reads half a report.
+		var buf bytes.Buffer
+		err := report.RenderCheck(&buf, format, c, report.Style{})
+		if dst := path; err == nil {
+			if !filepath.IsAbs(dst) {
+				dst = filepath.Join(workdir(opts.IO), dst)
+			}
+			err = emit.WriteFileMode(dst, buf.Bytes(), 0o644)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("writing %s report %s: %w", format, path, err))
 		}
 	}
-	if err := renderCheck(opts.IO.Out, opts.Output, c, report.Style{Profile: profile}); err != nil {
+	if err := report.RenderCheck(opts.IO.Out, opts.Output, c, report.Style{Profile: profile}); err != nil {
 		errs = append(errs, err)
-	}
-
-	failedInputs := res.Errors
-	if opts.Strict {
-		failedInputs = len(res.Report.Skipped)
 	}
 	// Unread inputs are listed on stderr even with -q: they make the exit code.
 	for _, sk := range res.Report.Skipped {
@@ -221,98 +187,15 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "%s: skipped %s: %s\n", opts.name, loc, sk.Reason)
 	}
 	if !opts.Quiet {
-		fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", opts.name, checkSummary(c, failedInputs))
+		fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", opts.name, report.CheckSummary(c, res.FailedInputs))
 	}
 	switch {
 	case len(errs) > 0:
 		return &ExitCodeError{Code: ExitError, Err: errors.Join(errs...)}
-	case failedInputs > 0:
+	case res.FailedInputs > 0:
 		return &ExitCodeError{Code: ExitError}
-	case c.Failures() > 0:
+	case res.Failures > 0:
 		return &ExitCodeError{Code: ExitFindings}
 	}
 	return nil
-}
-
-// checkSummary is the line people read in a CI log.
-func checkSummary(c report.Check, failedInputs int) string {
-	s := c.Report.Summary
-	var b strings.Builder
-	if n := c.Failures(); n > 0 {
-		fmt.Fprintf(&b, "failed: %d of %d %s %s the gate (--fail-on %s)", n, s.Findings, checkPlural(s.Findings, "finding", "findings"), checkPlural(n, "fails", "fail"), c.FailOn)
-	} else {
-		fmt.Fprintf(&b, "passed: no finding fails the gate (--fail-on %s)", c.FailOn)
-	}
-	fmt.Fprintf(&b, "; %d mappable, %d lossy, %d unmapped, %d dra-backed, %d ignored in %d %s",
-		s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.Ignored, s.Files, checkPlural(s.Files, "file", "files"))
-	if s.Skipped > 0 {
-		fmt.Fprintf(&b, "; %d %s not read", s.Skipped, checkPlural(s.Skipped, "input", "inputs"))
-	}
-	if failedInputs > 0 {
-		fmt.Fprintf(&b, "; %d could not be checked (exit 1)", failedInputs)
-	}
-	return b.String()
-}
-
-func checkPlural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// renderCheck writes c in format to w; style colours the table formats.
-func renderCheck(w io.Writer, format string, c report.Check, style report.Style) error {
-	switch format {
-	case "sarif":
-		return report.SARIF(w, c)
-	case "junit":
-		return report.JUnit(w, c)
-	case "markdown":
-		return report.Markdown(w, c)
-	case "github":
-		return report.GitHub(w, c)
-	}
-	return checkRenderScan(w, format, c.Report, style)
-}
-
-func allCheckFormats() []string { return append(slices.Clone(checkScanFormats()), checkFormats...) }
-
-// writeFileAtomic writes a report next to its destination and renames it
-// into place, so that a CI step never reads half a report. Relative paths
-// are relative to the working folder.
-func writeFileAtomic(streams IOStreams, name string, write func(io.Writer) error) error {
-	if !filepath.IsAbs(name) && streams.Getwd != nil {
-		wd, err := streams.Getwd()
-		if err != nil {
-			return err
-		}
-		name = filepath.Join(wd, name)
-	}
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(buf.Bytes())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

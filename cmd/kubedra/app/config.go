@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -40,26 +39,10 @@ type Config struct {
 	// AllowLossy applies documented lossy mappings in migrate.
 	AllowLossy *bool `json:"allowLossy,omitempty"`
 	// Ignore opts findings out by file, kind, namespace, name or resource.
-	Ignore []IgnoreRule `json:"ignore,omitempty"`
+	Ignore []plan.IgnoreRule `json:"ignore,omitempty"`
 
 	// Path is the file the config was read from ("" when there is none).
 	Path string `json:"-"`
-}
-
-// IgnoreRule matches findings to ignore. Every field that is set must
-// match; Reason is required and shown in reports.
-type IgnoreRule struct {
-	// Path is a slash-separated glob relative to the config file's folder;
-	// "**" matches any number of folders (charts/**/templates/*.yaml).
-	Path string `json:"path,omitempty"`
-	// Kind is the object kind, e.g. CronJob (case-insensitive).
-	Kind string `json:"kind,omitempty"`
-	// Namespace and Name are globs (path.Match syntax).
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name,omitempty"`
-	// Resource is a glob on the extended resource, e.g. xilinx.com/*.
-	Resource string `json:"resource,omitempty"`
-	Reason   string `json:"reason"`
 }
 
 // configKeys maps the file's keys to the flags they default; a key applies
@@ -149,16 +132,8 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("kind %q: want Config", cfg.Kind)
 	}
 	for i, r := range cfg.Ignore {
-		if strings.TrimSpace(r.Reason) == "" {
-			return nil, fmt.Errorf("ignore[%d]: reason is required: say why these findings are ignored", i)
-		}
-		if r.Path == "" && r.Kind == "" && r.Namespace == "" && r.Name == "" && r.Resource == "" {
-			return nil, fmt.Errorf("ignore[%d]: set at least one of path, kind, namespace, name or resource", i)
-		}
-		for _, g := range []string{r.Path, r.Namespace, r.Name, r.Resource} {
-			if _, err := path.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
-				return nil, fmt.Errorf("ignore[%d]: pattern %q: %w", i, g, err)
-			}
+		if err := r.Check(); err != nil {
+			return nil, fmt.Errorf("ignore[%d]: %w", i, err)
 		}
 	}
 	return &cfg, nil
@@ -294,14 +269,13 @@ func configure(flags *pflag.FlagSet, streams IOStreams, explicit string) (*Confi
 	return cfg, nil
 }
 
-// ignoreIn marks the report's findings that the config ignores and counts
-// the summary again.
-func (c *Config) ignoreIn(r *plan.Report, streams IOStreams) {
-	if c == nil {
-		return
+// Ignores are the config's ignore rules as a planning option; wd resolves
+// relative input paths.
+func (c *Config) Ignores(streams IOStreams) *plan.Ignores {
+	if c == nil || len(c.Ignore) == 0 {
+		return nil
 	}
-	c.ApplyIgnores(r.Findings, workdir(streams))
-	r.Summary = plan.NewReport(r.Findings, r.Skipped, r.Summary.Files, r.Summary.Documents).Summary
+	return &plan.Ignores{Rules: c.Ignore, Dir: c.Dir(), WorkDir: workdir(streams), Source: ConfigFileName}
 }
 
 // workdir is the working folder, or "" when it cannot be known.
@@ -311,89 +285,4 @@ func workdir(streams IOStreams) string {
 	}
 	wd, _ := streams.Getwd()
 	return wd
-}
-
-// ApplyIgnores marks the items that an ignore rule of the config matches
-// as ignored, with the rule's reason. Items already ignored by an
-// annotation keep that reason. Paths are matched relative to the config
-// file's folder; wd resolves relative item paths.
-func (c *Config) ApplyIgnores(items []plan.Item, wd string) {
-	if c == nil || len(c.Ignore) == 0 {
-		return
-	}
-	for i := range items {
-		if items[i].Ignored != "" {
-			continue
-		}
-		for _, r := range c.Ignore {
-			if c.matches(r, items[i], wd) {
-				items[i].Ignored = r.Reason + " (" + ConfigFileName + ")"
-				break
-			}
-		}
-	}
-}
-
-func (c *Config) matches(r IgnoreRule, it plan.Item, wd string) bool {
-	if r.Kind != "" && !strings.EqualFold(r.Kind, it.Kind) {
-		return false
-	}
-	if r.Namespace != "" && !globMatch(r.Namespace, it.Namespace) {
-		return false
-	}
-	if r.Name != "" && !globMatch(r.Name, it.Name) {
-		return false
-	}
-	if r.Resource != "" && !globMatch(r.Resource, it.Resource) {
-		return false
-	}
-	if r.Path != "" {
-		if it.File == "" || it.File == "-" {
-			return false
-		}
-		p := it.File
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(wd, p)
-		}
-		if dir := c.Dir(); dir != "" {
-			rel, err := filepath.Rel(dir, p)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				return false
-			}
-			p = rel
-		}
-		if !pathMatch(strings.TrimPrefix(r.Path, "./"), filepath.ToSlash(p)) {
-			return false
-		}
-	}
-	return true
-}
-
-func globMatch(pattern, s string) bool {
-	ok, _ := path.Match(pattern, s)
-	return ok
-}
-
-// pathMatch matches slash-separated paths segment by segment; a "**"
-// segment matches zero or more segments.
-func pathMatch(pattern, name string) bool {
-	return matchSegments(strings.Split(pattern, "/"), strings.Split(name, "/"))
-}
-
-func matchSegments(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchSegments(pat[1:], name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 || !globMatch(pat[0], name[0]) {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
 }

@@ -8,9 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
-
-	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
 func configStreams(wd string, env map[string]string) IOStreams {
@@ -137,39 +134,6 @@ func TestApplyDefaultsBadEnv(t *testing.T) {
 	err := ApplyDefaults(fs, configStreams("/", map[string]string{"KUBEDRA_ALLOW_LOSSY": "maybe"}), nil)
 	if err == nil || !strings.Contains(err.Error(), "KUBEDRA_ALLOW_LOSSY") {
 		t.Errorf("err = %v, want one naming KUBEDRA_ALLOW_LOSSY", err)
-	}
-}
-
-func TestApplyIgnores(t *testing.T) {
-	t.Parallel()
-	cfg := &Config{Path: "/repo/.kubedra.yaml", Ignore: []IgnoreRule{
-		{Path: "charts/**/templates/*.yaml", Reason: "rendered by helm"},
-		{Kind: "cronjob", Name: "nightly-*", Reason: "batch keeps the plugin"},
-		{Resource: "xilinx.com/*", Namespace: "fpga", Reason: "no DRA driver"},
-	}}
-	item := func(file, kind, ns, name, res string) plan.Item {
-		return plan.Item{File: file, Finding: inventory.Finding{Kind: kind, Namespace: ns, Name: name, Resource: res}}
-	}
-	items := []plan.Item{
-		item("charts/gpu/templates/job.yaml", "Job", "", "a", "nvidia.com/gpu"),
-		item("charts/templates/job.yaml", "Job", "", "a", "nvidia.com/gpu"), // ** matches zero folders
-		item("sub/charts/x/templates/job.yaml", "Job", "", "a", "nvidia.com/gpu"),
-		item("deploy/cron.yaml", "CronJob", "", "nightly-train", "nvidia.com/gpu"),
-		item("deploy/cron.yaml", "CronJob", "", "nightly-b", "nvidia.com/gpu"), // annotation wins
-		item("deploy/fpga.yaml", "Job", "fpga", "s", "xilinx.com/u250"),
-		item("deploy/fpga.yaml", "Job", "other", "s", "xilinx.com/u250"),
-		item("-", "Job", "", "a", "nvidia.com/gpu"),
-	}
-	items[4].Ignored = "annotation reason"
-	cfg.ApplyIgnores(items, "/repo")
-	var got []string
-	for _, it := range items {
-		got = append(got, it.Ignored)
-	}
-	want := []string{"rendered by helm (.kubedra.yaml)", "rendered by helm (.kubedra.yaml)", "", "batch keeps the plugin (.kubedra.yaml)",
-		"annotation reason", "no DRA driver (.kubedra.yaml)", "", ""}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

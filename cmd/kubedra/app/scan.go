@@ -2,25 +2,20 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
-	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/inventory/detect"
-	"github.com/kubedra/kubedra/inventory/files"
-	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -31,7 +26,7 @@ type ScanOptions struct {
 	Context context.Context
 
 	Paths      []string
-	Output     string
+	Output     report.Format
 	Strict     bool
 	RulesFiles []string
 	Target     rules.Version
@@ -101,8 +96,8 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 			return scanRun(opts)
 		},
 	}
+	report.AddFormatFlag(cmd, &opts.Output, report.ScanFormats, "")
 	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "table", "output format: "+strings.Join(report.ScanFormats, ", "))
 	f.BoolVar(&opts.Strict, "strict", false, "exit 1 when any input is skipped (templates, symlinks), and parse every document")
 	f.StringArrayVar(&opts.RulesFiles, "rules", nil, "rules file overlaid on the built-in rules (repeatable; later files win)")
 	f.Var(&opts.Target, "target-version", fmt.Sprintf("Kubernetes version the DRA mapping must work on (%s to %s)", rules.MinTarget, rules.MaxTarget))
@@ -114,13 +109,8 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 }
 
 func (o *ScanOptions) validate() error {
-	if !slices.Contains(report.ScanFormats, o.Output) {
-		return FlagErrorf("unknown output format %q: use %s", o.Output, strings.Join(report.ScanFormats, ", "))
-	}
-	switch o.Color {
-	case report.ColorAuto, report.ColorAlways, report.ColorNever:
-	default:
-		return FlagErrorf("unknown --color %q: use auto, always or never", o.Color)
+	if _, err := report.ColorProfile(o.Color, false, nil); err != nil {
+		return &FlagError{Err: fmt.Errorf("unknown --color %q: use auto, always or never", o.Color)}
 	}
 	if o.Example && len(o.Paths) > 0 {
 		return FlagErrorf("--example takes no paths")
@@ -128,29 +118,24 @@ func (o *ScanOptions) validate() error {
 	if !o.Example && len(o.Paths) == 0 {
 		return FlagErrorf("no input: give files or directories, - for stdin, or --example")
 	}
-	if n := strings.Count(strings.Join(o.Paths, "\x00")+"\x00", "-\x00"); n > 1 {
+	if n := len(slices.DeleteFunc(slices.Clone(o.Paths), func(p string) bool { return p != "-" })); n > 1 {
 		return FlagErrorf("- (stdin) can be given only once")
 	}
 	return nil
 }
 
-// scanResult is a finished scan: the report and how many inputs failed.
-type scanResult struct {
-	Report plan.Report
-	// Errors counts inputs that could not be read or parsed.
-	Errors int
-}
-
 // scanRun scans, renders the report on stdout and maps problems to exit
 // codes.
 func scanRun(opts *ScanOptions) error {
-	// Keep the soft memory limit of scanInputs while the report is encoded
-	// too: a 10,000-finding JSON report is the last peak of a big run.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(scanMemoryLimit()))
-	ctx := opts.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	// A soft memory limit 64 MiB above the heap already held, through
+	// report encoding too (a 10,000-finding JSON report is the last peak of
+	// a big run): the GC catches up before a 50 MB stream of documents
+	// grows the heap, whose live part is findings, not documents. A lazier
+	// GC (GOGC=400, reference/perf.md) pushed that file's peak RSS to
+	// ~155-190 MB; with this limit it is ~120-130 MB. Relative to what is
+	// held, so an in-process scan after other work does not thrash.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit()))
+	ctx := cmp.Or[context.Context](opts.Context, context.Background())
 	set, err := rules.Load(opts.RulesFiles...)
 	if err != nil {
 		return fmt.Errorf("loading rules: %w", err)
@@ -159,41 +144,31 @@ func scanRun(opts *ScanOptions) error {
 	if err != nil {
 		return &FlagError{Err: err}
 	}
-	errOut := opts.IO.ErrOut
-	if opts.Quiet || errOut == nil {
-		errOut = io.Discard
+	in := inputOf(opts.IO, opts.Paths, opts.Example)
+	var files, findings atomic.Int64
+	sopts := action.ScanOptions{Rules: set, Target: opts.Target, Strict: opts.Strict, Ignore: opts.cfg.Ignores(opts.IO),
+		OnFile: func(n int) { files.Add(1); findings.Add(int64(n)) }}
+	var prog *report.Progress
+	if opts.IO.ErrTTY && !opts.Quiet && opts.IO.ErrOut != nil {
+		prog = report.StartProgress(opts.IO.ErrOut, opts.ProgressAfter, func() string {
+			return fmt.Sprintf("scanning: %d files, %d requests", files.Load(), findings.Load())
+		})
 	}
-
-	paths, stdin := opts.Paths, opts.IO.In
-	if opts.Example {
-		paths, stdin = []string{"-"}, bytes.NewReader(ExampleManifest())
-	}
-	var prog *progress
-	if opts.IO.ErrTTY && !opts.Quiet {
-		prog = startProgress(errOut, opts.ProgressAfter)
-	}
-	res, err := scanInputs(ctx, paths, stdin, scanConfig{
-		detect:  detect.Options{TemplatePaths: set.TemplatePaths()},
-		strict:  opts.Strict,
-		rename:  map[bool]string{true: ExamplePath}[opts.Example],
-		resolve: set, target: opts.Target, progress: prog,
-	})
-	prog.stop()
+	res, err := action.Scan(ctx, in, sopts)
+	prog.Stop()
 	if err != nil {
 		return err
 	}
-	opts.cfg.ignoreIn(&res.Report, opts.IO)
 	if err := report.Scan(opts.IO.Out, res.Report, opts.Output, report.Style{Profile: profile}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-
 	var msg error
 	switch {
-	case res.Errors > 0:
-		msg = fmt.Errorf("%d input%s could not be read or parsed (listed under skipped)", res.Errors, pluralS(res.Errors))
+	case res.Failed > 0:
+		msg = fmt.Errorf("%d %s could not be read or parsed (listed under skipped)", res.Failed, report.Plural(res.Failed, "input", "inputs"))
 	case opts.Strict && len(res.Report.Skipped) > 0:
 		n := len(res.Report.Skipped)
-		msg = fmt.Errorf("%d input%s skipped (--strict)", n, pluralS(n))
+		msg = fmt.Errorf("%d %s skipped (--strict)", n, report.Plural(n, "input", "inputs"))
 	default:
 		return nil
 	}
@@ -203,147 +178,19 @@ func scanRun(opts *ScanOptions) error {
 	return &ExitCodeError{Code: ExitError, Err: msg}
 }
 
-func pluralS(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// scanConfig is what scanInputs needs besides the inputs.
-type scanConfig struct {
-	detect detect.Options
-	// strict parses every document (no prefilter), so that syntax errors
-	// anywhere are reported.
-	strict bool
-	// rename, when set, is reported instead of "-" (the embedded example).
-	rename   string
-	resolve  plan.Resolver
-	target   rules.Version
-	progress *progress
-}
-
-// scanMemoryLimit is the soft heap limit of a scan (see scanInputs): 64 MiB
-// above what the process already holds, so that a scan run in-process after
-// other work (tests, benchmarks) does not spend its time collecting.
-func scanMemoryLimit() int64 {
+// memoryLimit is 64 MiB above the heap the process holds.
+func memoryLimit() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc) + 64<<20
 }
 
-// scanInputs is the scan pipeline: files -> detect -> plan.Items. Files are
-// read and detected in parallel; only findings and skips are kept, so
-// memory does not grow with the number of files.
-func scanInputs(ctx context.Context, paths []string, stdin io.Reader, c scanConfig) (scanResult, error) {
-	// The soft memory limit makes the GC catch up before a huge input (a
-	// 50 MB stream of documents) grows the heap past 64 MB (the live heap
-	// of such a run is ~10-40 MB: findings, not documents). A lazier GC
-	// (GOGC=400, reference/perf.md) saved CPU but measured no faster here and
-	// pushed the 50 MB file's peak RSS to ~155-190 MB, over the 150 MB
-	// budget (issue 2); with the default and this limit it is ~120-130 MB.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(scanMemoryLimit()))
-
-	var (
-		mu        sync.Mutex
-		findings  []inventory.Finding
-		skips     []inventory.Skip
-		nFiles    int
-		documents int
-		errs      int
-	)
-	fopts := files.Options{Batch: 256}
-	if !c.strict {
-		fopts.Filter = detect.MayRequest
+// inputOf is what a manifest command reads: its paths from the working
+// folder, or the embedded example.
+func inputOf(streams IOStreams, paths []string, example bool) action.Input {
+	in := action.Input{Paths: paths, Stdin: streams.In, Dir: workdir(streams)}
+	if example {
+		in.Paths, in.Stdin, in.StdinName = []string{"-"}, bytes.NewReader(ExampleManifest()), ExamplePath
 	}
-	err := files.Read(ctx, paths, stdin, fopts, func(f *files.File) error {
-		fs := detect.Documents(f.Docs, c.detect)
-		if c.rename != "" && f.Path == "-" {
-			for i := range fs {
-				fs[i].Origin.Path = c.rename
-			}
-			for i := range f.Skips {
-				f.Skips[i].File = c.rename
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		findings = append(findings, fs...)
-		skips = append(skips, f.Skips...)
-		documents += f.Documents
-		errs += f.ParseErrors
-		if f.Err != nil {
-			errs++
-		}
-		if f.Last && f.Err == nil && !f.NotFollowed {
-			nFiles++
-		}
-		c.progress.add(f.Last, len(fs))
-		return nil
-	})
-	if err != nil {
-		return scanResult{}, err
-	}
-	slices.SortStableFunc(skips, func(a, b inventory.Skip) int {
-		if a.File != b.File {
-			return strings.Compare(a.File, b.File)
-		}
-		return a.Line - b.Line
-	})
-	items := plan.Items(findings, c.resolve, rules.Options{Target: c.target})
-	return scanResult{Report: plan.NewReport(items, skips, nFiles, documents), Errors: errs}, nil
-}
-
-// progress prints a line on a terminal's stderr once a run has taken more
-// than a moment, and clears it at the end (kind's logger does the same
-// for its spinner: only on a smart terminal).
-type progress struct {
-	w        io.Writer
-	files    atomic.Int64
-	findings atomic.Int64
-	done     chan struct{}
-	wg       sync.WaitGroup
-	shown    bool
-}
-
-func startProgress(w io.Writer, after time.Duration) *progress {
-	p := &progress{w: w, done: make(chan struct{})}
-	p.wg.Go(func() {
-		select {
-		case <-p.done:
-			return
-		case <-time.After(after):
-		}
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			p.shown = true
-			fmt.Fprintf(p.w, "\r\x1b[Kscanning: %d files, %d requests", p.files.Load(), p.findings.Load())
-			select {
-			case <-p.done:
-				fmt.Fprint(p.w, "\r\x1b[K")
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	return p
-}
-
-func (p *progress) add(fileDone bool, findings int) {
-	if p == nil {
-		return
-	}
-	if fileDone {
-		p.files.Add(1)
-	}
-	p.findings.Add(int64(findings))
-}
-
-func (p *progress) stop() {
-	if p == nil {
-		return
-	}
-	close(p.done)
-	p.wg.Wait()
+	return in
 }

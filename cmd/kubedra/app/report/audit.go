@@ -147,15 +147,8 @@ func clusterLine(r *audit.Report) string {
 		ns = "namespace " + c.Namespace
 	}
 	return fmt.Sprintf("Cluster %s, %s, %d node%s, %d DeviceClass%s, %d ResourceSlice%s, %d ResourceClaim%s (%d for extended resources), %d ResourceClaimTemplate%s, %s",
-		v, api, c.Nodes, sfx(c.Nodes), c.DeviceClasses, esfx(c.DeviceClasses), c.ResourceSlices, sfx(c.ResourceSlices),
-		c.ResourceClaims, sfx(c.ResourceClaims), c.ExtendedClaims, c.ResourceClaimTemplates, sfx(c.ResourceClaimTemplates), ns)
-}
-
-func esfx(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "es"
+		v, api, c.Nodes, Plural(c.Nodes, "", "s"), c.DeviceClasses, Plural(c.DeviceClasses, "", "es"), c.ResourceSlices, Plural(c.ResourceSlices, "", "s"),
+		c.ResourceClaims, Plural(c.ResourceClaims, "", "s"), c.ExtendedClaims, c.ResourceClaimTemplates, Plural(c.ResourceClaimTemplates, "", "s"), ns)
 }
 
 func auditSummary(r *audit.Report) string {
@@ -168,10 +161,10 @@ func auditSummary(r *audit.Report) string {
 		verdicts[p.Verdict]++
 	}
 	line := fmt.Sprintf("%d error%s, %d warning%s, %d info; pools: %d ready, %d blocked, %d conflicting.",
-		count[audit.Error], sfx(count[audit.Error]), count[audit.Warning], sfx(count[audit.Warning]), count[audit.Info],
+		count[audit.Error], Plural(count[audit.Error], "", "s"), count[audit.Warning], Plural(count[audit.Warning], "", "s"), count[audit.Info],
 		verdicts[audit.Ready], verdicts[audit.Blocked], verdicts[audit.Conflicting])
 	if len(r.Problems) > 0 {
-		line += fmt.Sprintf(" Partial: %d resource type%s could not be read.", len(r.Problems), sfx(len(r.Problems)))
+		line += fmt.Sprintf(" Partial: %d resource type%s could not be read.", len(r.Problems), Plural(len(r.Problems), "", "s"))
 	}
 	return line
 }

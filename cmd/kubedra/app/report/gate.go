@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"path"
 	"strings"
 
@@ -44,40 +45,8 @@ func (c Check) Failures() int {
 // failing reports whether finding i fails the gate.
 func (c Check) failing(i int) bool { return i < len(c.Failing) && c.Failing[i] }
 
-// Vendor returns the domain of an extended resource name ("nvidia.com" for
-// "nvidia.com/gpu"), or the whole name when it has no domain.
-func Vendor(resource string) string {
-	if d, _, ok := strings.Cut(resource, "/"); ok {
-		return d
-	}
-	return resource
-}
-
-// RuleID is the stable identifier of the kind of a finding: its status and
-// vendor, e.g. "unmapped/nvidia.com". SARIF uses it as ruleId, so code
-// scanning groups alerts by it; "/" makes it hierarchical (SARIF 3.27.5).
-func RuleID(it plan.Item) string {
-	return string(it.Status) + "/" + Vendor(it.Resource)
-}
-
-// IgnoreReasonRuleID identifies the finding that a kubedra.io/ignore
-// annotation has no reason.
-const IgnoreReasonRuleID = "ignore-without-reason"
-
-// IgnoreReasonMessage is the text of that finding.
-const IgnoreReasonMessage = "the kubedra.io/ignore annotation needs a reason, e.g. kubedra.io/ignore: \"migrated by the platform team in Q3\"; the request is checked as if it were not there"
-
 // workload names a finding's object: "Deployment ml/train".
-func workload(it plan.Item) string {
-	name := it.Name
-	if it.Namespace != "" {
-		name = it.Namespace + "/" + name
-	}
-	if it.Kind == "" {
-		return name
-	}
-	return it.Kind + " " + name
-}
+func workload(it plan.Item) string { return it.Workload() }
 
 // location is "file:line" (or the file alone), for people.
 func location(it plan.Item) string {
@@ -89,47 +58,6 @@ func location(it plan.Item) string {
 		return fmt.Sprintf("%s:%d", f, it.Line)
 	}
 	return f
-}
-
-// Message says in one sentence what a finding is and what it means.
-func Message(it plan.Item) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: container %s requests %s", workload(it), it.Container, it.Resource)
-	if q := it.Quantity(); q != "" {
-		fmt.Fprintf(&b, ": %s", q)
-	}
-	m := it.Mapping
-	switch it.Status {
-	case rules.Mappable:
-		b.WriteString(" (device plugin); it maps to DRA")
-		if m.DeviceClass != "" {
-			fmt.Fprintf(&b, " DeviceClass %s", m.DeviceClass)
-		}
-		if m.Rule != nil {
-			fmt.Fprintf(&b, " by rule %s", m.Rule.ID)
-		}
-	case rules.Lossy:
-		b.WriteString(" (device plugin); the DRA mapping is lossy")
-		if m.Loss != "" {
-			fmt.Fprintf(&b, ": %s", m.Loss)
-		}
-	case rules.Unmapped:
-		b.WriteString(" (device plugin) and no rule maps it")
-		if m.Reason != "" {
-			fmt.Fprintf(&b, ": %s", m.Reason)
-		}
-	case rules.DRABacked:
-		b.WriteString(", which DRA already serves")
-		if m.Reason != "" {
-			fmt.Fprintf(&b, ": %s", m.Reason)
-		}
-	default:
-		fmt.Fprintf(&b, " (status %s)", it.Status)
-	}
-	if m.Fix != "" && it.Status != rules.DRABacked {
-		fmt.Fprintf(&b, ". Fix: %s", m.Fix)
-	}
-	return b.String()
 }
 
 // statusHelp explains a status in a few sentences: SARIF help text and
@@ -154,4 +82,43 @@ const docsURI = "https://github.com/kubedra/kubedra/blob/main/docs/ci.md"
 // displayPath turns a finding's file into a slash path for reports.
 func displayPath(file string) string {
 	return path.Clean(strings.ReplaceAll(file, "\\", "/"))
+}
+
+// CheckFormats are the formats `kubedra check` renders: the scan formats,
+// then the CI formats.
+var CheckFormats = NewFormats(append(append([]Format(nil), ScanFormats.Names...), "sarif", "junit", "markdown", "github")...)
+
+// RenderCheck writes c in format to w; style colours the table formats.
+func RenderCheck(w io.Writer, format Format, c Check, style Style) error {
+	switch format {
+	case "sarif":
+		return SARIF(w, c)
+	case "junit":
+		return JUnit(w, c)
+	case "markdown":
+		return Markdown(w, c)
+	case "github":
+		return GitHub(w, c)
+	}
+	return Scan(w, c.Report, format, style)
+}
+
+// CheckSummary is the line people read in a CI log.
+func CheckSummary(c Check, failedInputs int) string {
+	s := c.Report.Summary
+	var b strings.Builder
+	if n := c.Failures(); n > 0 {
+		fmt.Fprintf(&b, "failed: %d of %d %s %s the gate (--fail-on %s)", n, s.Findings, Plural(s.Findings, "finding", "findings"), Plural(n, "fails", "fail"), c.FailOn)
+	} else {
+		fmt.Fprintf(&b, "passed: no finding fails the gate (--fail-on %s)", c.FailOn)
+	}
+	fmt.Fprintf(&b, "; %d mappable, %d lossy, %d unmapped, %d dra-backed, %d ignored in %d %s",
+		s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.Ignored, s.Files, Plural(s.Files, "file", "files"))
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, "; %d %s not read", s.Skipped, Plural(s.Skipped, "input", "inputs"))
+	}
+	if failedInputs > 0 {
+		fmt.Fprintf(&b, "; %d could not be checked (exit 1)", failedInputs)
+	}
+	return b.String()
 }

@@ -43,7 +43,7 @@ func fixture() Check {
 	}
 	items[3].Ignored = "vendor driver has no DRA support yet"
 	items[2].IgnoreInvalid = true
-	r := plan.NewReport(items, []inventory.Skip{{File: "charts/gpu/templates/job.yaml", Line: 3, Reason: "not YAML: Helm template"}}, 4, 6)
+	r := plan.NewReport(items, inventory.Diagnostics{{Severity: inventory.Warning, File: "charts/gpu/templates/job.yaml", Line: 3, Message: "not YAML: Helm template"}}, 4, 6)
 	return Check{Report: r, FailOn: "any", Failing: []bool{true, true, true, false, false},
 		Tool: Tool{Name: "kubedra", Version: "v0.1.0-test", InformationURI: "https://github.com/kubedra/kubedra"}}
 }
@@ -185,7 +185,7 @@ func TestSARIFUploadable(t *testing.T) {
 			t.Errorf("rule %s has no help text", r.ID)
 		}
 	}
-	wantIDs := []string{"mappable/nvidia.com", "lossy/nvidia.com", "unmapped/xilinx.com", IgnoreReasonRuleID, "dra-backed/deviceclass.resource.kubernetes.io"}
+	wantIDs := []string{"mappable/nvidia.com", "lossy/nvidia.com", "unmapped/xilinx.com", plan.IgnoreReasonRuleID, "dra-backed/deviceclass.resource.kubernetes.io"}
 	if diff := cmp.Diff(wantIDs, ids); diff != "" {
 		t.Errorf("rule ids (-want +got):\n%s", diff)
 	}

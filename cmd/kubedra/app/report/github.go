@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -28,13 +29,13 @@ func GitHub(w io.Writer, c Check) error {
 		case it.Status == rules.DRABacked:
 			cmd = "notice"
 		}
-		msg := Message(it)
+		msg := it.Message()
 		if it.Ignored != "" {
 			msg += " (ignored: " + it.Ignored + ")"
 		}
-		writeCommand(&b, cmd, it.File, it.Line, it.Column, "kubedra "+RuleID(it), msg)
+		writeCommand(&b, cmd, it.File, it.Line, it.Column, "kubedra "+it.RuleID(), msg)
 		if it.IgnoreInvalid {
-			writeCommand(&b, "error", it.File, it.Line, it.Column, "kubedra "+IgnoreReasonRuleID, workload(it)+": "+IgnoreReasonMessage)
+			writeCommand(&b, "error", it.File, it.Line, it.Column, "kubedra "+plan.IgnoreReasonRuleID, workload(it)+": "+plan.IgnoreReasonMessage)
 		}
 	}
 	for _, sk := range c.Report.Skipped {

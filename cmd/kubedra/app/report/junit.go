@@ -80,8 +80,8 @@ func JUnit(w io.Writer, c Check) error {
 			tc.Skipped = &junitSkipped{Message: "ignored: " + it.Ignored}
 			s.Skipped++
 		case c.failing(i):
-			tc.Failure = &junitProblem{Message: Message(it), Type: RuleID(it),
-				Text: fmt.Sprintf("%s\nrule: %s\ngate: --fail-on %s\n\n%s\n", location(it), RuleID(it), c.FailOn, statusHelp(it.Status))}
+			tc.Failure = &junitProblem{Message: it.Message(), Type: it.RuleID(),
+				Text: fmt.Sprintf("%s\nrule: %s\ngate: --fail-on %s\n\n%s\n", location(it), it.RuleID(), c.FailOn, statusHelp(it.Status))}
 			s.Failures++
 		}
 		s.Tests++
@@ -90,7 +90,7 @@ func JUnit(w io.Writer, c Check) error {
 			s.Tests++
 			s.Failures++
 			s.Cases = append(s.Cases, junitCase{Name: caseName(it) + " ignore annotation", Classname: classname(it), Time: "0",
-				Failure: &junitProblem{Message: IgnoreReasonMessage, Type: IgnoreReasonRuleID, Text: location(it) + "\n"}})
+				Failure: &junitProblem{Message: plan.IgnoreReasonMessage, Type: plan.IgnoreReasonRuleID, Text: location(it) + "\n"}})
 		}
 	}
 	for _, sk := range c.Report.Skipped {

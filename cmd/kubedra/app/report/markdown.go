@@ -26,7 +26,7 @@ func Markdown(w io.Writer, c Check) error {
 	if fails == 0 {
 		fmt.Fprintf(&b, "**Passed** (`--fail-on %s`): no device-plugin request fails the gate.\n\n", c.FailOn)
 	} else {
-		fmt.Fprintf(&b, "**Failed** (`--fail-on %s`): %d device-plugin %s %s the gate.\n\n", c.FailOn, fails, plural(fails, "request", "requests"), plural(fails, "fails", "fail"))
+		fmt.Fprintf(&b, "**Failed** (`--fail-on %s`): %d device-plugin %s %s the gate.\n\n", c.FailOn, fails, Plural(fails, "request", "requests"), Plural(fails, "fails", "fail"))
 	}
 	fmt.Fprintf(&b, "| files | documents | findings | mappable | lossy | unmapped | dra-backed | ignored | unread inputs |\n")
 	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -54,7 +54,7 @@ func Markdown(w io.Writer, c Check) error {
 		b.WriteString("\n")
 	}
 	if len(passing) > 0 {
-		fmt.Fprintf(&b, "<details><summary>%d more %s that %s not fail the gate</summary>\n\n", len(passing), plural(len(passing), "finding", "findings"), plural(len(passing), "does", "do"))
+		fmt.Fprintf(&b, "<details><summary>%d more %s that %s not fail the gate</summary>\n\n", len(passing), Plural(len(passing), "finding", "findings"), Plural(len(passing), "does", "do"))
 		findingTable(&b, c.Report.Findings, passing)
 		b.WriteString("</details>\n\n")
 	}
@@ -68,7 +68,7 @@ func Markdown(w io.Writer, c Check) error {
 		b.WriteString("\n</details>\n\n")
 	}
 	if len(c.Report.Skipped) > 0 {
-		fmt.Fprintf(&b, "<details><summary>%d %s not read</summary>\n\n", len(c.Report.Skipped), plural(len(c.Report.Skipped), "input", "inputs"))
+		fmt.Fprintf(&b, "<details><summary>%d %s not read</summary>\n\n", len(c.Report.Skipped), Plural(len(c.Report.Skipped), "input", "inputs"))
 		for _, sk := range c.Report.Skipped {
 			loc := displayPath(sk.File)
 			if sk.Line > 0 {
@@ -143,7 +143,8 @@ func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
 }
 
-func plural(n int, one, many string) string {
+// Plural is one when n is 1, else many.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}

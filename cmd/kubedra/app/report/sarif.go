@@ -134,8 +134,8 @@ func SARIF(w io.Writer, c Check) error {
 	results := []sarifResult{}
 	for i, it := range c.Report.Findings {
 		failing := c.failing(i)
-		id := RuleID(it)
-		idx := addRule(statusRule(id, it.Status, Vendor(it.Resource)))
+		id := it.RuleID()
+		idx := addRule(statusRule(id, it.Status, plan.Vendor(it.Resource)))
 		level := "note"
 		switch {
 		case failing:
@@ -145,7 +145,7 @@ func SARIF(w io.Writer, c Check) error {
 		}
 		r := sarifResult{
 			RuleID: id, RuleIndex: idx, Level: level,
-			Message:             sarifText{Text: Message(it)},
+			Message:             sarifText{Text: it.Message()},
 			Locations:           sarifLocations(it),
 			PartialFingerprints: map[string]string{"kubedraFinding/v1": fingerprint(it)},
 			Properties: map[string]any{
@@ -159,8 +159,8 @@ func SARIF(w io.Writer, c Check) error {
 		if it.IgnoreInvalid {
 			idx := addRule(ignoreReasonRule())
 			results = append(results, sarifResult{
-				RuleID: IgnoreReasonRuleID, RuleIndex: idx, Level: "error",
-				Message:             sarifText{Text: workload(it) + ": " + IgnoreReasonMessage},
+				RuleID: plan.IgnoreReasonRuleID, RuleIndex: idx, Level: "error",
+				Message:             sarifText{Text: workload(it) + ": " + plan.IgnoreReasonMessage},
 				Locations:           sarifLocations(it),
 				PartialFingerprints: map[string]string{"kubedraFinding/v1": fingerprint(it) + "/ignore"},
 			})
@@ -213,7 +213,7 @@ func statusRule(id string, s rules.Status, vendor string) sarifRule {
 func ignoreReasonRule() sarifRule {
 	help := "A kubedra.io/ignore annotation opts a workload out of kubedra check, and its value must say why (it is shown in reports). An empty value does not ignore anything."
 	return sarifRule{
-		ID:                   IgnoreReasonRuleID,
+		ID:                   plan.IgnoreReasonRuleID,
 		Name:                 "IgnoreWithoutReason",
 		ShortDescription:     sarifText{Text: "kubedra.io/ignore annotation without a reason"},
 		FullDescription:      sarifText{Text: help},

@@ -16,7 +16,7 @@ import (
 )
 
 // ScanFormats are the formats Scan renders; the first is the default.
-var ScanFormats = []string{"table", "wide", "json", "yaml"}
+var ScanFormats = NewFormats("table", "wide", "json", "yaml")
 
 // Style says how to render for people.
 type Style struct {
@@ -26,7 +26,7 @@ type Style struct {
 }
 
 // Scan writes r to w in format (table, wide, json or yaml).
-func Scan(w io.Writer, r plan.Report, format string, s Style) error {
+func Scan(w io.Writer, r plan.Report, format Format, s Style) error {
 	switch format {
 	case "json":
 		return JSON(w, r)
@@ -37,7 +37,7 @@ func Scan(w io.Writer, r plan.Report, format string, s Style) error {
 	case "wide":
 		return table(w, r, s, true)
 	}
-	return fmt.Errorf("unknown output format %q: use %s", format, strings.Join(ScanFormats, ", "))
+	return fmt.Errorf("unknown output format %q: use %s", format, ScanFormats)
 }
 
 // JSON writes v as indented JSON with a trailing newline.
@@ -137,7 +137,7 @@ func Mapping(it plan.Item) string {
 			s += " x" + strconv.FormatInt(m.Count, 10)
 		}
 		if n := len(m.Selectors); n > 0 {
-			s += fmt.Sprintf(" (%d selector%s)", n, sfx(n))
+			s += fmt.Sprintf(" (%d selector%s)", n, Plural(n, "", "s"))
 		}
 	case m.Reason != "":
 		s = m.Reason
@@ -148,13 +148,6 @@ func Mapping(it plan.Item) string {
 		s = "ignored: " + it.Ignored
 	}
 	return s
-}
-
-func sfx(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -217,7 +210,7 @@ func table(out io.Writer, r plan.Report, s Style, wide bool) error {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(headerStyle.Render(fmt.Sprintf("Skipped %d input%s:", len(r.Skipped), sfx(len(r.Skipped)))))
+		b.WriteString(headerStyle.Render(fmt.Sprintf("Skipped %d input%s:", len(r.Skipped), Plural(len(r.Skipped), "", "s"))))
 		b.WriteString("\n")
 		rows := make([][]string, 0, len(r.Skipped))
 		for _, sk := range r.Skipped {
@@ -270,7 +263,7 @@ func writeRows(b *strings.Builder, rows [][]string, style func(row, col int, cel
 
 // summary is the last line of the table formats.
 func summary(s plan.Summary) string {
-	where := fmt.Sprintf("%d file%s, %d document%s", s.Files, sfx(s.Files), s.Documents, sfx(s.Documents))
+	where := fmt.Sprintf("%d file%s, %d document%s", s.Files, Plural(s.Files, "", "s"), s.Documents, Plural(s.Documents, "", "s"))
 	if s.Findings == 0 {
 		line := "No device-plugin requests found (" + where + ")"
 		if s.Skipped > 0 {
@@ -287,7 +280,7 @@ func summary(s plan.Summary) string {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 		}
 	}
-	line := fmt.Sprintf("%d request%s (%s) in %s", s.Findings, sfx(s.Findings), strings.Join(parts, ", "), where)
+	line := fmt.Sprintf("%d request%s (%s) in %s", s.Findings, Plural(s.Findings, "", "s"), strings.Join(parts, ", "), where)
 	if s.Skipped > 0 {
 		line += fmt.Sprintf("; %d skipped", s.Skipped)
 	}

@@ -66,7 +66,7 @@ func scanFixture() plan.Report {
 			Mapping: rules.Decision{Status: rules.Lossy, DeviceClass: "gpu.nvidia.com", Count: 1, Loss: "time-slicing becomes exclusive"},
 			Status:  rules.Lossy, Ignored: "burn-in only"},
 	}
-	return plan.NewReport(items, []inventory.Skip{{File: "chart/t.yaml", Line: 4, Reason: "Go template syntax"}}, 4, 7)
+	return plan.NewReport(items, inventory.Diagnostics{{Severity: inventory.Warning, File: "chart/t.yaml", Line: 4, Message: "Go template syntax"}}, 4, 7)
 }
 
 // TestScanGolden renders every scan format; the coloured table is kept
@@ -75,7 +75,7 @@ func TestScanGolden(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		file    string
-		format  string
+		format  report.Format
 		profile colorprofile.Profile
 		report  plan.Report
 	}{

@@ -1,4 +1,4 @@
-package emit
+package detect
 
 import (
 	"path/filepath"
@@ -7,9 +7,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/inventory/detect"
-	"github.com/kubedra/kubedra/rewrite/plan"
 )
+
+// RuleHelmValues is the rule id of HelmValues' diagnostics.
+const RuleHelmValues = "helm/values"
 
 var valuesName = regexp.MustCompile(`^values[^/]*\.ya?ml$`)
 
@@ -22,8 +23,8 @@ func IsHelmValues(path string) bool { return valuesName.MatchString(filepath.Bas
 // ({{ }}): the chart's templates decide where the values go, so the user
 // has to move them to DRA by hand (or render the chart and migrate the
 // output).
-func HelmValues(doc *inventory.Document) []plan.Diagnostic {
-	var out []plan.Diagnostic
+func HelmValues(doc *inventory.Document) inventory.Diagnostics {
+	var out inventory.Diagnostics
 	var walk func(n *yaml.Node, parent string)
 	walk = func(n *yaml.Node, parent string) {
 		switch n.Kind {
@@ -34,8 +35,8 @@ func HelmValues(doc *inventory.Document) []plan.Diagnostic {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
-				if (parent == "limits" || parent == "requests") && detect.IsExtendedResource(k.Value) {
-					out = append(out, plan.Diagnostic{Severity: plan.Warning, File: doc.Origin.Path, Line: k.Line,
+				if (parent == "limits" || parent == "requests") && IsExtendedResource(k.Value) {
+					out = append(out, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleHelmValues, File: doc.Origin.Path, Line: k.Line,
 						Resource: k.Value,
 						Message:  "Helm values set " + parent + "." + k.Value + ": " + v.Value + "; migrate does not edit values files or chart templates",
 						Fix:      "move the chart's templates to resource claims by hand, or render the chart (helm template) and migrate the output"})

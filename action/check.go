@@ -1,0 +1,103 @@
+package action
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// Gate is what fails `kubedra check`.
+type Gate string
+
+// Gates (--fail-on).
+const (
+	// FailOnAny fails on every device-plugin request that is not ignored;
+	// DRA-backed names (KEP-5004) never fail.
+	FailOnAny Gate = "any"
+	// FailOnLossy fails on requests that cannot move without loss: lossy
+	// or unmapped.
+	FailOnLossy Gate = "lossy"
+	// FailOnUnmapped fails on requests no rule maps.
+	FailOnUnmapped Gate = "unmapped"
+)
+
+// Gates lists the gates, the default first.
+var Gates = []Gate{FailOnAny, FailOnLossy, FailOnUnmapped}
+
+// ParseGate checks a gate's name.
+func ParseGate(s string) (Gate, error) {
+	switch g := Gate(s); g {
+	case FailOnAny, FailOnLossy, FailOnUnmapped:
+		return g, nil
+	}
+	return "", fmt.Errorf("--fail-on %q: use any, unmapped or lossy", s)
+}
+
+// Fails reports whether an item fails the gate. Ignored items never fail;
+// an ignore annotation without a reason always does, whatever the gate,
+// because it does not ignore anything.
+func (g Gate) Fails(it plan.Item) bool {
+	if it.IgnoreInvalid {
+		return true
+	}
+	if it.Ignored != "" {
+		return false
+	}
+	switch g {
+	case FailOnUnmapped:
+		return it.Status == rules.Unmapped
+	case FailOnLossy:
+		return it.Status == rules.Unmapped || it.Status == rules.Lossy
+	default:
+		return it.Status != rules.DRABacked
+	}
+}
+
+// CheckOptions steer Check. The scan is always strict: a gate must fail
+// on a broken document even when it names no device.
+type CheckOptions struct {
+	ScanOptions
+	FailOn Gate
+	// SkipsFail counts inputs skipped by design (templates, symlinks) as
+	// inputs that could not be checked (--strict).
+	SkipsFail bool
+}
+
+// CheckResult is a scan with the gate's verdict on each finding.
+type CheckResult struct {
+	*ScanResult
+	FailOn Gate
+	// Failing is parallel to Report.Findings: true when the finding fails
+	// the gate.
+	Failing []bool
+	// Failures counts the findings that fail the gate.
+	Failures int
+	// FailedInputs counts the inputs that could not be checked.
+	FailedInputs int
+}
+
+// Check scans the input and gates on the result.
+func Check(ctx context.Context, in Input, opts CheckOptions) (*CheckResult, error) {
+	if opts.FailOn == "" {
+		opts.FailOn = FailOnAny
+	}
+	sopts := opts.ScanOptions
+	sopts.Strict = true
+	sr, err := Scan(ctx, in, sopts)
+	if err != nil {
+		return nil, err
+	}
+	r := &CheckResult{ScanResult: sr, FailOn: opts.FailOn, Failing: make([]bool, len(sr.Report.Findings)), FailedInputs: sr.Failed}
+	for i, it := range sr.Report.Findings {
+		if opts.FailOn.Fails(it) {
+			r.Failing[i] = true
+			r.Failures++
+		}
+	}
+	if opts.SkipsFail {
+		r.FailedInputs = len(sr.Report.Skipped)
+	}
+	return r, nil
+}

@@ -1,0 +1,40 @@
+package action_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+func TestFails(t *testing.T) {
+	t.Parallel()
+	item := func(s rules.Status, ignored string, invalid bool) plan.Item {
+		return plan.Item{Status: s, Ignored: ignored, Finding: inventory.Finding{IgnoreInvalid: invalid}}
+	}
+	tests := []struct {
+		name string
+		it   plan.Item
+		want map[string]bool // gate -> fails
+	}{
+		{"mappable", item(rules.Mappable, "", false), map[string]bool{"any": true, "lossy": false, "unmapped": false}},
+		{"lossy", item(rules.Lossy, "", false), map[string]bool{"any": true, "lossy": true, "unmapped": false}},
+		{"unmapped", item(rules.Unmapped, "", false), map[string]bool{"any": true, "lossy": true, "unmapped": true}},
+		{"dra-backed", item(rules.DRABacked, "", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
+		{"ignored", item(rules.Unmapped, "why", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
+		{"ignore without reason", item(rules.DRABacked, "", true), map[string]bool{"any": true, "lossy": true, "unmapped": true}},
+	}
+	for _, tt := range tests {
+		got := map[string]bool{}
+		for gate := range tt.want {
+			got[gate] = action.Gate(gate).Fails(tt.it)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

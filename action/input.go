@@ -1,0 +1,57 @@
+package action
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// Input is what the manifest actions read: files and folders, "-" for
+// stdin, or documents already in memory.
+type Input struct {
+	// Paths are files and folders (walked recursively), "-" for Stdin.
+	Paths []string
+	Stdin io.Reader
+	// StdinName is how results name "-" ("" keeps "-"): the embedded
+	// example is reported as example.yaml.
+	StdinName string
+	// Dir is the folder relative paths are read from and written to (""
+	// is the process's working folder). Results name paths as given.
+	Dir string
+	// Documents, when set, are read instead of Paths: objects that are
+	// already in memory, such as a KRM ResourceList's items.
+	Documents []*inventory.Document
+}
+
+// open is where a path as given is on disk.
+func (in Input) open(p string) string {
+	if in.Dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(in.Dir, p)
+}
+
+// name is how results show a path.
+func (in Input) name(p string) string {
+	if p == "-" && in.StdinName != "" {
+		return in.StdinName
+	}
+	return p
+}
+
+// isDir reports whether the path as given is a folder.
+func (in Input) isDir(p string) bool {
+	fi, err := os.Stat(in.open(p))
+	return err == nil && fi.IsDir()
+}
+
+// loadRules returns set, or the built-in rules when set is nil.
+func loadRules(set *rules.Set) *rules.Set {
+	if set != nil {
+		return set
+	}
+	return rules.Default()
+}

@@ -1,0 +1,589 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/inventory/files"
+	"github.com/kubedra/kubedra/rewrite"
+	"github.com/kubedra/kubedra/rewrite/emit"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// MigrateOptions steer Migrate.
+type MigrateOptions struct {
+	// Rules map requests to DRA (nil: the built-in rules).
+	Rules *rules.Set
+	// Resolver and Encoder, when set, replace the decisions and objects of
+	// Rules (tests use rewrite/plan/plantest).
+	Resolver plan.Resolver
+	Encoder  plan.Encoder
+	// Plan holds the planning options: strategy, target, lossy mappings,
+	// sharing, node selectors, force, claims file and ignores. Migrate
+	// fills in its Encoder, Kustomization and DeviceClassFile.
+	Plan plan.Options
+	// Output is where the migration goes: a diff or the migrated stream on
+	// Out, the files in place, or a copy of the tree in OutDir.
+	Output emit.Mode
+	Out    io.Writer
+	Color  bool
+	OutDir string
+	// PlanOnly plans and changes nothing (migrate --plan): the result's
+	// Plan holds every edit.
+	PlanOnly bool
+}
+
+// MigrateResult is what Migrate did.
+type MigrateResult struct {
+	// Diagnostics say what was not migrated and why, file by file in input
+	// order, then problems with the files migrate adds to.
+	Diagnostics inventory.Diagnostics
+	// Workloads are the choices of --strategy auto, with the reason.
+	Workloads []plan.WorkloadChoice
+	// Migrated counts workloads rewritten, Added the objects made
+	// (ResourceClaimTemplates, shared ResourceClaims, DeviceClasses),
+	// Changed the files changed or created, Failed the inputs that could
+	// not be read, parsed or rewritten (each left as it was).
+	Migrated, Added, Changed, Failed int
+	// Plan is every edit, with PlanOnly.
+	Plan *plan.Plan
+	// Documents are Input.Documents migrated: new objects follow their
+	// workload, DeviceClasses come last.
+	Documents []*yaml.RNode
+}
+
+// Rule ids of Migrate's own diagnostics.
+const (
+	RuleUnreadParts = "migrate/unread-parts"
+	RuleNotMigrated = "migrate/not-migrated"
+	RuleRewrite     = "migrate/rewrite-failed"
+)
+
+// batchSize bounds the documents of one file held at once.
+const batchSize = 256
+
+// Migrate rewrites the input's device-plugin requests to DRA. It streams:
+// each file (each batch of documents of a large one) is read, detected,
+// planned, rewritten and handed to the output before the next, and only
+// what naming needs (the object names taken) is kept across files. A file
+// that fails to parse or rewrite is left as it was and reported; the
+// others proceed.
+func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult, error) {
+	set := loadRules(opts.Rules)
+	var resolver plan.Resolver = set
+	if opts.Resolver != nil {
+		resolver = opts.Resolver
+	}
+	popts := opts.Plan
+	popts.Encoder = opts.Encoder
+	if popts.Encoder == nil {
+		popts.Encoder = encoder{Set: set, force: popts.Force}
+	}
+	if in.Documents == nil {
+		popts.Kustomization = in.kustomization
+		popts.DeviceClassFile = deviceClassFile(in)
+	}
+	planner, err := plan.NewPlanner(resolver, popts)
+	if err != nil {
+		return nil, err
+	}
+	m := &migration{in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
+		res: &MigrateResult{Diagnostics: inventory.Diagnostics{}}, prepared: map[*files.File]*prepared{},
+		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
+	if opts.PlanOnly {
+		m.res.Plan = plan.NewPlan(popts)
+	} else {
+		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir}
+	}
+	if in.Documents != nil {
+		m.documents()
+		return m.done(), nil
+	}
+	if err := m.reserveExisting(ctx); err != nil {
+		return nil, err
+	}
+	fopts := files.Options{Dir: in.Dir, Ordered: true, Batch: batchSize, KeepData: true, Prepare: m.prepare}
+	if err := files.Read(ctx, in.Paths, in.Stdin, fopts, m.file); err != nil {
+		return nil, err
+	}
+	if m.emit != nil {
+		m.sideFiles()
+		if err := m.emit.CopyRest(); err != nil {
+			return nil, err
+		}
+	}
+	return m.done(), nil
+}
+
+// migration is one run of Migrate.
+type migration struct {
+	in      Input
+	opts    MigrateOptions
+	planner *plan.Planner
+	dopts   detect.Options
+	emit    *emit.Emitter
+	res     *MigrateResult
+
+	mu       sync.Mutex
+	prepared map[*files.File]*prepared
+
+	cur    *fileState
+	dcs    []*plan.Object
+	claims map[string][]*yaml.RNode // claims file -> new objects
+	kustom map[string][]string      // kustomization -> claims files to list
+	sides  []string                 // claims files and kustomizations, in order
+}
+
+// prepared is the order-free work on one batch, done on the goroutine that
+// read it: detection, and what the batch tells about existing objects.
+type prepared struct {
+	findings []inventory.Finding
+	diags    inventory.Diagnostics
+	existing []inventory.ObjectRef
+	classes  []*inventory.Document // DeviceClasses already in the stream
+}
+
+func (m *migration) prepare(f *files.File) {
+	p := &prepared{}
+	values := detect.IsHelmValues(f.Path)
+	for _, d := range f.Docs {
+		switch k := d.Node.GetKind(); k {
+		case "ResourceClaimTemplate", "ResourceClaim":
+			p.existing = append(p.existing, inventory.ObjectRef{Kind: k, Namespace: d.Node.GetNamespace(), Name: d.Node.GetName()})
+		case "DeviceClass":
+			p.classes = append(p.classes, d)
+		case "":
+			if values {
+				p.diags = append(p.diags, detect.HelmValues(d)...)
+				continue
+			}
+		}
+		p.findings = append(p.findings, detect.Document(d, m.dopts)...)
+	}
+	m.mu.Lock()
+	m.prepared[f] = p
+	m.mu.Unlock()
+}
+
+// reserveExisting reads the files once more, parsing only documents that
+// can be a ResourceClaim or ResourceClaimTemplate, so that no new object
+// takes the name of one that exists in a file migrated later.
+func (m *migration) reserveExisting(ctx context.Context) error {
+	var paths []string
+	for _, p := range m.in.Paths {
+		if p != "-" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	claim := []byte("ResourceClaim")
+	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: func(doc []byte) bool { return bytes.Contains(doc, claim) }}
+	return files.Read(ctx, paths, nil, opts, func(f *files.File) error {
+		var refs []inventory.ObjectRef
+		for _, d := range f.Docs {
+			if k := d.Node.GetKind(); k == "ResourceClaimTemplate" || k == "ResourceClaim" {
+				refs = append(refs, inventory.ObjectRef{Kind: k, Namespace: d.Node.GetNamespace(), Name: d.Node.GetName()})
+			}
+		}
+		mu.Lock()
+		m.planner.Reserve(refs...)
+		mu.Unlock()
+		return nil
+	})
+}
+
+// fileState is one input file in progress (its batches arrive in order).
+type fileState struct {
+	path string
+	out  *emit.File
+	// unread is set when part of the file could not be read (parse errors,
+	// templates): the file is left as it was.
+	unread, bad bool
+	failed      error
+	// findings are all the file's findings, reported one by one when the
+	// file is left as it was.
+	findings []inventory.Finding
+	// What the file's plans did, merged into the result when it commits.
+	diags     inventory.Diagnostics
+	workloads []plan.WorkloadChoice
+	plans     []*plan.FilePlan
+	claims    []*yaml.RNode
+	migrated  int
+	added     int
+	lastNew   []byte // the New text of the last batch (the stream's end)
+	classes   []*inventory.Document
+}
+
+// file handles one batch of one file, in input order.
+func (m *migration) file(f *files.File) error {
+	m.mu.Lock()
+	p := m.prepared[f]
+	delete(m.prepared, f)
+	m.mu.Unlock()
+	if p == nil {
+		p = &prepared{}
+	}
+	st := m.cur
+	if f.Batch == 0 || st == nil {
+		st = &fileState{path: f.Path}
+		m.cur = st
+	}
+	for _, d := range f.Diagnostics {
+		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: d.Severity, Rule: d.Rule, File: d.File, Line: d.Line,
+			Message: "not migrated: " + d.Message})
+	}
+	m.res.Diagnostics = append(m.res.Diagnostics, p.diags...)
+	if f.ParseErrors > 0 || f.Err != nil {
+		st.bad = true
+	}
+	if len(f.Diagnostics) > 0 {
+		st.unread = true
+	}
+	st.findings = append(st.findings, p.findings...)
+	st.classes = append(st.classes, p.classes...)
+	m.planner.Reserve(p.existing...)
+
+	stream := m.emit != nil && m.emit.Mode == emit.Stream
+	if st.out == nil && m.emit != nil && !st.unread && st.failed == nil && (stream || !(f.Batch == 0 && f.Last)) {
+		// A file of several batches is written as it is read; a file of
+		// one batch only when its plan changes it.
+		if err := m.begin(st); err != nil {
+			return nil
+		}
+	}
+	if !st.unread && st.failed == nil {
+		r := m.planner.File(f.Path, p.findings)
+		st.diags = append(st.diags, r.Diagnostics...)
+		st.workloads = append(st.workloads, r.Workloads...)
+		m.dcs = append(m.dcs, r.DeviceClasses...)
+		if r.Plan != nil {
+			st.plans = append(st.plans, r.Plan)
+			for _, dp := range r.Plan.Docs {
+				st.migrated++
+				st.added += len(dp.Objects)
+			}
+		}
+		if m.emit != nil {
+			m.rewrite(st, f, r.Plan)
+		}
+	} else if st.out != nil {
+		st.out.Equal(f.Data)
+	}
+	if f.Last {
+		m.end(st)
+		m.cur = nil
+	}
+	return nil
+}
+
+func (m *migration) begin(st *fileState) error {
+	out, err := m.emit.Begin(st.path, false)
+	if err != nil {
+		st.failed = err
+		return err
+	}
+	st.out = out
+	return nil
+}
+
+// rewrite rewrites one batch and hands its pieces to the file's output.
+func (m *migration) rewrite(st *fileState, f *files.File, fp *plan.FilePlan) {
+	if fp != nil && st.out == nil {
+		if m.begin(st) != nil {
+			return
+		}
+	}
+	if st.out == nil {
+		return
+	}
+	r, err := rewrite.File(f.Data, f.Offset, f.Docs, fp)
+	if err != nil {
+		st.failed = err
+	}
+	st.claims = append(st.claims, r.Objects...)
+	st.lastNew = st.lastNew[:0]
+	for _, pc := range r.Pieces {
+		if err := st.out.Change(pc.Old, pc.New); err != nil && st.failed == nil {
+			st.failed = err
+		}
+		st.lastNew = append(st.lastNew, pc.New...)
+	}
+}
+
+// end finishes a file: it is committed, or left as it was with the reason.
+func (m *migration) end(st *fileState) {
+	res := m.res
+	if !st.unread && st.failed == nil && st.out != nil && st.path == "-" && len(m.dcs) > 0 && deviceClassFile(m.in) == "" {
+		// Stdin: the DeviceClasses go at the end of the stream.
+		st.failed = m.appendClasses(st)
+	}
+	switch {
+	case st.unread:
+		if st.out != nil {
+			st.out.Abort()
+		}
+		if st.bad {
+			res.Failed++
+		}
+		for _, x := range st.findings {
+			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleUnreadParts,
+				File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
+				Message: "left unchanged: the file has parts kubedra could not read (see above)",
+				Fix:     "render templates first (helm template, kustomize build) and migrate the output"})
+		}
+		return
+	case st.failed != nil:
+		if st.out != nil {
+			st.out.Abort()
+		}
+		res.Failed++
+		res.Diagnostics = append(res.Diagnostics, st.diags...)
+		res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: st.path,
+			Message: "left unchanged: " + st.failed.Error()})
+		return
+	}
+	if st.out != nil {
+		changed, err := st.out.Commit()
+		if err != nil {
+			res.Failed++
+			res.Diagnostics = append(res.Diagnostics, st.diags...)
+			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: st.path,
+				Message: "left unchanged: " + err.Error()})
+			return
+		}
+		if changed {
+			res.Changed++
+		}
+	}
+	res.Diagnostics = append(res.Diagnostics, st.diags...)
+	res.Workloads = append(res.Workloads, st.workloads...)
+	res.Migrated += st.migrated
+	res.Added += st.added
+	if res.Plan != nil {
+		res.Plan.Files = append(res.Plan.Files, st.plans...)
+	}
+	for _, fp := range st.plans {
+		if fp.ClaimsFile == "" || len(st.claims) == 0 {
+			continue
+		}
+		m.addClaims(fp, st.claims)
+		break
+	}
+}
+
+// addClaims queues a file's new objects for its claims file, and the
+// claims file for the kustomization beside it.
+func (m *migration) addClaims(fp *plan.FilePlan, objs []*yaml.RNode) {
+	if _, ok := m.claims[fp.ClaimsFile]; !ok {
+		m.sides = append(m.sides, fp.ClaimsFile)
+	}
+	m.claims[fp.ClaimsFile] = append(m.claims[fp.ClaimsFile], objs...)
+	if fp.Kustomization == "" {
+		return
+	}
+	if _, ok := m.kustom[fp.Kustomization]; !ok {
+		m.sides = append(m.sides, fp.Kustomization)
+		m.kustom[fp.Kustomization] = nil
+	}
+	rel, _ := filepath.Rel(filepath.Dir(fp.Kustomization), fp.ClaimsFile)
+	if !slices.Contains(m.kustom[fp.Kustomization], rel) {
+		m.kustom[fp.Kustomization] = append(m.kustom[fp.Kustomization], rel)
+	}
+}
+
+// appendClasses adds the DeviceClasses to the end of the stdin stream,
+// unless the stream holds them already.
+func (m *migration) appendClasses(st *fileState) error {
+	tail := append([]byte(nil), st.lastNew...)
+	out, err := rewrite.AppendObjects(tail, st.classes, m.classNodes())
+	if err != nil {
+		return err
+	}
+	return st.out.Change(nil, out[len(tail):])
+}
+
+func (m *migration) classNodes() []*yaml.RNode {
+	var out []*yaml.RNode
+	for _, o := range m.dcs {
+		out = append(out, o.Node)
+	}
+	return out
+}
+
+// sideFiles writes the files migrate adds to: claims files, the
+// kustomizations that list them, and the DeviceClass file.
+func (m *migration) sideFiles() {
+	for _, path := range m.sides {
+		if objs, ok := m.claims[path]; ok {
+			m.side(path, func(old []byte) ([]byte, error) {
+				return rewrite.AppendObjects(old, files.Parse(path, old).Docs, objs)
+			})
+			continue
+		}
+		m.side(path, func(old []byte) ([]byte, error) {
+			for _, r := range m.kustom[path] {
+				var err error
+				if old, err = rewrite.AddResource(old, r); err != nil {
+					return nil, err
+				}
+			}
+			return old, nil
+		})
+	}
+	if path := deviceClassFile(m.in); len(m.dcs) > 0 && path != "" {
+		m.side(path, func(old []byte) ([]byte, error) {
+			return rewrite.AppendObjects(old, files.Parse(path, old).Docs, m.classNodes())
+		})
+	}
+}
+
+// side edits (or creates) one side file.
+func (m *migration) side(path string, edit func(old []byte) ([]byte, error)) {
+	fail := func(err error) {
+		m.res.Failed++
+		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: path,
+			Message: "left unchanged: " + err.Error()})
+	}
+	old, err := os.ReadFile(m.in.open(path))
+	isNew := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !isNew {
+		fail(err)
+		return
+	}
+	nw, err := edit(old)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if !isNew && bytes.Equal(old, nw) {
+		return
+	}
+	if err := m.emit.Emit(emit.Change{Path: path, Old: old, New: nw, IsNew: isNew}); err != nil {
+		fail(err)
+		return
+	}
+	m.res.Changed++
+}
+
+// documents migrates Input.Documents in memory (a KRM function's items):
+// the same detection, plan and edits as files, on copies of the nodes.
+func (m *migration) documents() {
+	docs := make([]*inventory.Document, len(m.in.Documents))
+	for i, d := range m.in.Documents {
+		// Positions in the list, as for one stream: items of different
+		// files may carry the same index annotation.
+		docs[i] = &inventory.Document{Node: d.Node.Copy(), Origin: inventory.Origin{Path: "-", Index: i, Line: d.Origin.Line, ListIndex: -1}}
+	}
+	f := &files.File{Path: "-", Docs: docs, Last: true}
+	m.prepare(f)
+	p := m.prepared[f]
+	m.planner.Reserve(p.existing...)
+	r := m.planner.File("-", p.findings)
+	m.dcs = r.DeviceClasses
+	res := m.res
+	res.Diagnostics = append(res.Diagnostics, p.diags...)
+	res.Diagnostics = append(res.Diagnostics, r.Diagnostics...)
+	res.Workloads = r.Workloads
+	after := map[*yaml.Node][]*yaml.RNode{}
+	if r.Plan != nil {
+		edited, err := rewrite.Apply(docs, r.Plan.Docs, true)
+		if err != nil {
+			res.Failed++
+			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: "-",
+				Message: "left unchanged: " + err.Error()})
+			docs = m.in.Documents
+		} else {
+			for _, e := range edited {
+				after[e.Root] = e.Objects
+			}
+			for _, dp := range r.Plan.Docs {
+				res.Migrated++
+				res.Added += len(dp.Objects)
+			}
+			if res.Plan != nil {
+				res.Plan.Files = append(res.Plan.Files, r.Plan)
+			}
+		}
+	}
+	for _, d := range docs {
+		res.Documents = append(res.Documents, d.Node)
+		res.Documents = append(res.Documents, after[d.Node.YNode()]...)
+	}
+	res.Documents = append(res.Documents, m.classNodes()...)
+}
+
+// done finishes the result.
+func (m *migration) done() *MigrateResult {
+	r := m.res
+	r.Added += len(m.dcs)
+	if r.Plan != nil {
+		r.Plan.Workloads = r.Workloads
+		r.Plan.DeviceClasses = m.dcs
+		if len(m.dcs) == 0 {
+			r.Plan.DeviceClassFile = ""
+		}
+		r.Plan.Diagnostics = r.Diagnostics
+	}
+	if m.in.StdinName != "" {
+		for i := range r.Diagnostics {
+			r.Diagnostics[i].File = m.in.name(r.Diagnostics[i].File)
+		}
+		for i := range r.Workloads {
+			r.Workloads[i].File = m.in.name(r.Workloads[i].File)
+		}
+	}
+	return r
+}
+
+// kustomization returns the kustomization file in dir (as given), or "".
+func (in Input) kustomization(dir string) string {
+	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		p := filepath.Join(dir, n)
+		if fi, err := os.Stat(in.open(p)); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// deviceClassFile is where extended-resource DeviceClasses go: beside the
+// first input (in it, when it is a folder); "" for stdin (the stream).
+func deviceClassFile(in Input) string {
+	if len(in.Paths) == 0 || in.Paths[0] == "-" {
+		return ""
+	}
+	dir := in.Paths[0]
+	if !in.isDir(dir) {
+		dir = filepath.Dir(dir)
+	}
+	return filepath.Join(dir, "kubedra-deviceclasses.yaml")
+}
+
+// encoder adapts *rules.Set to plan.Encoder; --force lets DeviceClasses be
+// written for targets where the gate is off by default.
+type encoder struct {
+	*rules.Set
+	force bool
+}
+
+func (e encoder) DeviceClass(d rules.Decision, target rules.Version) (*yaml.RNode, error) {
+	if e.force {
+		return e.Set.DeviceClassForced(d, target)
+	}
+	return e.Set.DeviceClass(d, target)
+}

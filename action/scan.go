@@ -1,0 +1,105 @@
+package action
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/inventory/files"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+)
+
+// ScanOptions steer Scan.
+type ScanOptions struct {
+	// Rules map requests to DRA (nil: the built-in rules).
+	Rules  *rules.Set
+	Target rules.Version
+	// Strict parses every document, so that a syntax error anywhere is
+	// reported; otherwise documents that cannot hold a device request
+	// (detect.MayRequest) are counted but not parsed.
+	Strict bool
+	// Ignore opts findings out (.kubedra.yaml), besides annotations.
+	Ignore *plan.Ignores
+	// OnFile, when set, is called as each file is read with the number of
+	// findings in it (a progress line); it is called concurrently.
+	OnFile func(findings int)
+}
+
+// ScanResult is a finished scan.
+type ScanResult struct {
+	// Report is every finding with its mapping, what was not read, and the
+	// counts: the envelope of scan's machine formats.
+	Report plan.Report
+	// Diagnostics are what the sources could not read (listed in
+	// Report.Skipped too): errors for unreadable and unparseable input,
+	// warnings for templates and symlinks skipped by design.
+	Diagnostics inventory.Diagnostics
+	// Failed counts inputs that could not be read or parsed.
+	Failed int
+}
+
+// Scan finds every device request in the input and decides its DRA
+// mapping. Files are read and detected in parallel; only findings and
+// diagnostics are kept, so memory does not grow with the number of files.
+func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) {
+	set := loadRules(opts.Rules)
+	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
+	iopts := plan.ItemOptions{Rules: rules.Options{Target: opts.Target}, Ignore: opts.Ignore}
+	if in.Documents != nil {
+		items := plan.Items(detect.Documents(in.Documents, dopts), set, iopts)
+		return &ScanResult{Report: plan.NewReport(items, nil, 0, len(in.Documents))}, nil
+	}
+
+	var (
+		mu        sync.Mutex
+		findings  []inventory.Finding
+		diags     inventory.Diagnostics
+		nFiles    int
+		documents int
+		failed    int
+	)
+	fopts := files.Options{Dir: in.Dir, Batch: 256}
+	if !opts.Strict {
+		fopts.Filter = detect.MayRequest
+	}
+	err := files.Read(ctx, in.Paths, in.Stdin, fopts, func(f *files.File) error {
+		fs := detect.Documents(f.Docs, dopts)
+		mu.Lock()
+		defer mu.Unlock()
+		findings = append(findings, fs...)
+		diags = append(diags, f.Diagnostics...)
+		documents += f.Documents
+		failed += f.ParseErrors
+		if f.Err != nil {
+			failed++
+		}
+		if f.Last && f.Err == nil && !f.NotFollowed {
+			nFiles++
+		}
+		if opts.OnFile != nil {
+			opts.OnFile(len(fs))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(diags, func(a, b inventory.Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	items := plan.Items(findings, set, iopts)
+	if in.StdinName != "" {
+		for i := range items {
+			items[i].File = in.name(items[i].File)
+			items[i].Origin.Path = items[i].File
+		}
+		for i := range diags {
+			diags[i].File = in.name(diags[i].File)
+		}
+	}
+	return &ScanResult{Report: plan.NewReport(items, diags, nFiles, documents), Diagnostics: diags, Failed: failed}, nil
+}

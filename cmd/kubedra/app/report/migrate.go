@@ -1,0 +1,50 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// MigrateSummary writes what migrate did, for people (stderr): each
+// diagnostic with its fix, the strategy chosen per workload (--strategy
+// auto), and one line of counts.
+func MigrateSummary(w io.Writer, r *action.MigrateResult) {
+	for _, d := range r.Diagnostics {
+		fmt.Fprintln(w, DiagnosticLine(d))
+		if d.Fix != "" {
+			fmt.Fprintf(w, "  fix: %s\n", d.Fix)
+		}
+	}
+	for _, c := range r.Workloads {
+		fmt.Fprintf(w, "%s:%d: %s: %s (%s)\n", c.File, c.Line, c.Object, c.Strategy, c.Why)
+	}
+	fmt.Fprintf(w, "migrate: %d %s migrated, %d %s added, %d %s changed",
+		r.Migrated, Plural(r.Migrated, "workload", "workloads"), r.Added, Plural(r.Added, "object", "objects"),
+		r.Changed, Plural(r.Changed, "file", "files"))
+	if r.Failed > 0 {
+		fmt.Fprintf(w, ", %d %s failed", r.Failed, Plural(r.Failed, "file", "files"))
+	}
+	fmt.Fprintln(w)
+}
+
+// DiagnosticLine is one diagnostic as a compiler would print it:
+// "file:line: severity: Kind/name container c resource: message".
+func DiagnosticLine(d inventory.Diagnostic) string {
+	what := ""
+	if o := d.Object; o != nil && (o.Kind != "" || o.Name != "") {
+		what = " " + o.Kind + "/" + o.Name
+		if d.Container != "" {
+			what += " container " + d.Container
+		}
+	}
+	if d.Resource != "" {
+		what += " " + d.Resource
+	}
+	if what != "" {
+		what += ":"
+	}
+	return fmt.Sprintf("%s: %s:%s %s", d.Location(), d.Severity, what, d.Message)
+}

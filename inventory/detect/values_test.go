@@ -1,0 +1,32 @@
+package detect_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+)
+
+func TestHelmValues(t *testing.T) {
+	t.Parallel()
+	src := "gpu:\n  enabled: true\nresources:\n  limits:\n    cpu: 1\n    nvidia.com/gpu: 2\nworker:\n  resources:\n    requests:\n      amd.com/gpu: 1\nresourceName: nvidia.com/gpu\n"
+	n, err := yaml.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := detect.HelmValues(&inventory.Document{Node: n, Origin: inventory.Origin{Path: "chart/values.yaml"}})
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.File+":"+strconv.Itoa(d.Line)+" "+d.Resource)
+	}
+	if diff := cmp.Diff([]string{"chart/values.yaml:6 nvidia.com/gpu", "chart/values.yaml:10 amd.com/gpu"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if !detect.IsHelmValues("c/values-prod.yaml") || detect.IsHelmValues("c/templates/values.tpl") || detect.IsHelmValues("myvalues.yaml") {
+		t.Errorf("IsHelmValues")
+	}
+}
