@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -208,6 +209,8 @@ func (m *migration) reserveExisting(ctx context.Context) error {
 }
 
 // fileState is one input file in progress (its batches arrive in order).
+// It holds what the file's plans did until the file commits, but never
+// the plans or documents themselves: memory does not grow with the file.
 type fileState struct {
 	path string
 	out  *emit.File
@@ -215,18 +218,20 @@ type fileState struct {
 	// templates): the file is left as it was.
 	unread, bad bool
 	failed      error
-	// findings are all the file's findings, reported one by one when the
-	// file is left as it was.
-	findings []inventory.Finding
+	// planned counts the requests of batches planned before a later batch
+	// turned out unreadable.
+	planned int
 	// What the file's plans did, merged into the result when it commits.
-	diags     inventory.Diagnostics
-	workloads []plan.WorkloadChoice
-	plans     []*plan.FilePlan
-	claims    []*yaml.RNode
-	migrated  int
-	added     int
-	lastNew   []byte // the New text of the last batch (the stream's end)
-	classes   []*inventory.Document
+	diags         inventory.Diagnostics
+	workloads     []plan.WorkloadChoice
+	plans         []*plan.FilePlan // PlanOnly
+	claimsFile    string
+	kustomization string
+	claims        []*yaml.RNode
+	migrated      int
+	added         int
+	lastNew       []byte // the New text of the last batch (the stream's end)
+	classes       []*inventory.Document
 }
 
 // file handles one batch of one file, in input order.
@@ -254,7 +259,11 @@ func (m *migration) file(f *files.File) error {
 	if len(f.Diagnostics) > 0 {
 		st.unread = true
 	}
-	st.findings = append(st.findings, p.findings...)
+	if st.unread {
+		for _, x := range p.findings {
+			m.res.Diagnostics = append(m.res.Diagnostics, unreadDiagnostic(x))
+		}
+	}
 	st.classes = append(st.classes, p.classes...)
 	m.planner.Reserve(p.existing...)
 
@@ -271,8 +280,14 @@ func (m *migration) file(f *files.File) error {
 		st.diags = append(st.diags, r.Diagnostics...)
 		st.workloads = append(st.workloads, r.Workloads...)
 		m.dcs = append(m.dcs, r.DeviceClasses...)
+		st.planned += len(p.findings)
 		if r.Plan != nil {
-			st.plans = append(st.plans, r.Plan)
+			if m.res.Plan != nil {
+				st.plans = append(st.plans, r.Plan)
+			}
+			if r.Plan.ClaimsFile != "" {
+				st.claimsFile, st.kustomization = r.Plan.ClaimsFile, r.Plan.Kustomization
+			}
 			for _, dp := range r.Plan.Docs {
 				st.migrated++
 				st.added += len(dp.Objects)
@@ -340,11 +355,12 @@ func (m *migration) end(st *fileState) {
 		if st.bad {
 			res.Failed++
 		}
-		for _, x := range st.findings {
-			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleUnreadParts,
-				File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
-				Message: "left unchanged: the file has parts kubedra could not read (see above)",
-				Fix:     "render templates first (helm template, kustomize build) and migrate the output"})
+		if st.planned > 0 {
+			// Earlier batches of a large file were planned before a later
+			// one could not be read: nothing of the file is written.
+			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleUnreadParts, File: st.path,
+				Message: fmt.Sprintf("left unchanged: the file has parts kubedra could not read (see above); device requests in the documents before them: %d", st.planned),
+				Fix:     unreadFix})
 		}
 		return
 	case st.failed != nil:
@@ -377,32 +393,39 @@ func (m *migration) end(st *fileState) {
 	if res.Plan != nil {
 		res.Plan.Files = append(res.Plan.Files, st.plans...)
 	}
-	for _, fp := range st.plans {
-		if fp.ClaimsFile == "" || len(st.claims) == 0 {
-			continue
-		}
-		m.addClaims(fp, st.claims)
-		break
+	if st.claimsFile != "" && len(st.claims) > 0 {
+		m.addClaims(st.claimsFile, st.kustomization, st.claims)
 	}
+}
+
+// unreadFix is what to do about a file kubedra could not read whole.
+const unreadFix = "render templates first (helm template, kustomize build) and migrate the output"
+
+// unreadDiagnostic says a request stays because its file has parts kubedra
+// could not read.
+func unreadDiagnostic(x inventory.Finding) inventory.Diagnostic {
+	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleUnreadParts,
+		File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
+		Message: "left unchanged: the file has parts kubedra could not read (see above)", Fix: unreadFix}
 }
 
 // addClaims queues a file's new objects for its claims file, and the
 // claims file for the kustomization beside it.
-func (m *migration) addClaims(fp *plan.FilePlan, objs []*yaml.RNode) {
-	if _, ok := m.claims[fp.ClaimsFile]; !ok {
-		m.sides = append(m.sides, fp.ClaimsFile)
+func (m *migration) addClaims(claimsFile, kustomization string, objs []*yaml.RNode) {
+	if _, ok := m.claims[claimsFile]; !ok {
+		m.sides = append(m.sides, claimsFile)
 	}
-	m.claims[fp.ClaimsFile] = append(m.claims[fp.ClaimsFile], objs...)
-	if fp.Kustomization == "" {
+	m.claims[claimsFile] = append(m.claims[claimsFile], objs...)
+	if kustomization == "" {
 		return
 	}
-	if _, ok := m.kustom[fp.Kustomization]; !ok {
-		m.sides = append(m.sides, fp.Kustomization)
-		m.kustom[fp.Kustomization] = nil
+	if _, ok := m.kustom[kustomization]; !ok {
+		m.sides = append(m.sides, kustomization)
+		m.kustom[kustomization] = nil
 	}
-	rel, _ := filepath.Rel(filepath.Dir(fp.Kustomization), fp.ClaimsFile)
-	if !slices.Contains(m.kustom[fp.Kustomization], rel) {
-		m.kustom[fp.Kustomization] = append(m.kustom[fp.Kustomization], rel)
+	rel, _ := filepath.Rel(filepath.Dir(kustomization), claimsFile)
+	if !slices.Contains(m.kustom[kustomization], rel) {
+		m.kustom[kustomization] = append(m.kustom[kustomization], rel)
 	}
 }
 

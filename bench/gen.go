@@ -285,3 +285,38 @@ spec:
       configMap: {name: app-config}`)
 	return reqs
 }
+
+// GeneratePods writes one multi-document file of at least size bytes of
+// small GPU pods, each asking nvidia.com/gpu: 1 (every document is
+// migrated), and returns its stats.
+func GeneratePods(path string, size int64) (Stats, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer f.Close()
+	st := Stats{Files: 1, DeviceFiles: 1}
+	for i := 0; st.Bytes < size; i++ {
+		n, err := fmt.Fprintf(f, `---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: infer-%[1]d
+  namespace: team-%[2]d
+spec:
+  containers:
+  - name: cuda
+    image: nvcr.io/nvidia/cuda:12.4.0-base
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+`, i, i%37)
+		if err != nil {
+			return st, err
+		}
+		st.Bytes += int64(n)
+		st.Documents++
+		st.Requests++
+	}
+	return st, f.Close()
+}

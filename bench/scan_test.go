@@ -57,13 +57,14 @@ func kubedraBinary(b *testing.B) string {
 	return binPath
 }
 
-// run runs the binary and returns its wall time and peak RSS in MB.
+// run runs the binary and returns its wall time, peak RSS in MB, stdout
+// and exit code.
 //
 // The peak is VmHWM from /proc/<pid>/status, polled while the child runs:
 // the child's rusage Maxrss cannot be used, because Go starts children with
 // vfork semantics and Linux folds the parent's (this benchmark's, hundreds
 // of MB) high-water mark into the child's at exec.
-func run(b *testing.B, args ...string) (time.Duration, float64, []byte) {
+func run(b *testing.B, args ...string) (time.Duration, float64, []byte, int) {
 	b.Helper()
 	cmd := exec.Command(kubedraBinary(b), args...)
 	var out bytes.Buffer
@@ -100,7 +101,7 @@ func run(b *testing.B, args ...string) (time.Duration, float64, []byte) {
 	if err != nil && cmd.ProcessState == nil {
 		b.Fatal(err)
 	}
-	return wall, float64(hwm.Load()) / 1024, out.Bytes()
+	return wall, float64(hwm.Load()) / 1024, out.Bytes(), cmd.ProcessState.ExitCode()
 }
 
 // baseline reads and parses every file with kyaml on one goroutine: what a
@@ -160,7 +161,7 @@ func BenchmarkScanCorpus(b *testing.B) {
 			ratios = append(ratios, scan.Seconds()/base.Seconds())
 		}
 		slices.Sort(ratios)
-		_, rss, _ := run(b, "scan", "-o", "json", dir)
+		_, rss, _, _ := run(b, "scan", "-o", "json", dir)
 		b.ReportMetric(ratios[len(ratios)/2], "scan/baseline")
 		b.ReportMetric(base.Seconds(), "baseline-s")
 		b.ReportMetric(scan.Seconds(), "scan-s")
@@ -182,7 +183,7 @@ func BenchmarkScanLargeFile(b *testing.B) {
 	kubedraBinary(b)
 	b.ResetTimer()
 	for range b.N {
-		wall, rss, out := run(b, "scan", "-o", "json", path)
+		wall, rss, out, _ := run(b, "scan", "-o", "json", path)
 		var r plan.Report
 		if err := json.Unmarshal(out, &r); err != nil {
 			b.Fatal(err)

@@ -101,10 +101,12 @@ type doc struct {
 // made), so a caller can read, plan, rewrite and write one file at a time.
 // Files must be planned in a stable order: names depend on it.
 type Planner struct {
-	opts  Options
-	r     Resolver
-	names map[inventory.ObjectRef]string // taken object names (no APIVersion) -> owner
-	erns  map[string]bool                // extendedResourceNames already given a DeviceClass
+	opts Options
+	r    Resolver
+	// names are the object names taken (kind, namespace, name) and by whom:
+	// a hash of the pod template and claim that made them, or existing.
+	names map[string]owner
+	erns  map[string]bool // extendedResourceNames already given a DeviceClass
 }
 
 // NewPlanner checks the options and returns a Planner; an error means the
@@ -119,7 +121,7 @@ func NewPlanner(r Resolver, opts Options) (*Planner, error) {
 	if opts.Encoder == nil {
 		return nil, fmt.Errorf("no encoder for claims and DeviceClasses")
 	}
-	p := &Planner{opts: opts, r: r, names: map[inventory.ObjectRef]string{}, erns: map[string]bool{}}
+	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}}
 	p.Reserve(opts.Existing...)
 	return p, nil
 }
@@ -128,9 +130,8 @@ func NewPlanner(r Resolver, opts Options) (*Planner, error) {
 // collide with them.
 func (p *Planner) Reserve(refs ...inventory.ObjectRef) {
 	for _, o := range refs {
-		o.APIVersion = ""
-		if _, ok := p.names[o]; !ok {
-			p.names[o] = "\x00existing"
+		if k := nameKey(o.Kind, o.Namespace, o.Name); p.names[k] == (owner{}) {
+			p.names[k] = existing
 		}
 	}
 }
@@ -616,13 +617,25 @@ func splitPath(path string) []string {
 // MaxNameLength is the longest object name (a DNS subdomain).
 const MaxNameLength = rules.MaxSubdomainLength
 
+// owner identifies who took a name: the first bytes of a SHA-256 of the
+// pod template and claim (16 bytes keep the Planner's memory small on runs
+// that make hundreds of thousands of objects).
+type owner [16]byte
+
+// existing owns the names of objects that are in the input.
+var existing = owner{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+func nameKey(kind, namespace, name string) string { return kind + "\x00" + namespace + "\x00" + name }
+
 // name returns a free, valid object name close to want.Name and reserves
-// it for owner. A name taken by another owner gets the workload kind, then
+// it for by. A name taken by another owner gets the workload kind, then
 // a hash of the owner, appended.
-func (b *builder) name(want inventory.ObjectRef, owner, kind string) string {
+func (b *builder) name(want inventory.ObjectRef, by, kind string) string {
 	base := rules.DNSSubdomain(want.Name, MaxNameLength, "workload")
 	candidates := []string{base, rules.DNSSubdomain(want.Name+"-"+strings.ToLower(kind), MaxNameLength, "workload")}
-	h := sha256.Sum256([]byte(owner))
+	h := sha256.Sum256([]byte(by))
+	var o owner
+	copy(o[:], h[:])
 	candidates = append(candidates, rules.DNSSubdomain(want.Name+"-"+hex.EncodeToString(h[:4]), MaxNameLength, "workload"))
 	for i := 0; ; i++ {
 		var c string
@@ -631,9 +644,9 @@ func (b *builder) name(want inventory.ObjectRef, owner, kind string) string {
 		} else {
 			c = rules.DNSSubdomain(fmt.Sprintf("%s-%d", want.Name, i), MaxNameLength, "workload")
 		}
-		ref := inventory.ObjectRef{Kind: want.Kind, Namespace: want.Namespace, Name: c}
-		if o, ok := b.names[ref]; !ok || o == owner {
-			b.names[ref] = owner
+		k := nameKey(want.Kind, want.Namespace, c)
+		if taken, ok := b.names[k]; !ok || taken == o {
+			b.names[k] = o
 			return c
 		}
 	}
