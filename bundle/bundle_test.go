@@ -385,3 +385,19 @@ func TestVerifyTaintedBeforeInstall(t *testing.T) {
 		t.Errorf("want a labelled-state conflict on the tainted h100-1, got %+v", r.Conflicts)
 	}
 }
+
+// TestExclusionPlacement: the inverse affinity keeps a plugin on unlabelled
+// nodes and off labelled ones.
+func TestExclusionPlacement(t *testing.T) {
+	ds := &appsv1.DaemonSet{}
+	ds.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: exclude(nil)}}
+	n := &corev1.Node{}
+	n.Name = "n1"
+	if !runs(ds, n) {
+		t.Error("NotIn [dra] keeps the plugin off an unlabelled node")
+	}
+	n.Labels = map[string]string{ModeLabel: ModeDRA}
+	if runs(ds, n) {
+		t.Error("NotIn [dra] lets the plugin onto a labelled node")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -36,15 +37,6 @@ const (
 	// requests and KEP-5004 serves them from DRA on labelled nodes.
 	StrategyExtendedResource Strategy = "extended-resource"
 )
-
-// poolLabels are the node labels that name node pools, tried in order when
-// --pool-label is not given.
-var poolLabels = []string{
-	"eks.amazonaws.com/nodegroup",
-	"cloud.google.com/gke-nodepool",
-	"karpenter.sh/nodepool",
-	"kubernetes.azure.com/agentpool",
-}
 
 // Options steer Generate.
 type Options struct {
@@ -298,7 +290,7 @@ func (g *generator) stillRuns(ds *appsv1.DaemonSet, labels map[string]string) []
 	var out []string
 	for i := range g.Facts.Nodes {
 		n := g.Facts.Nodes[i].DeepCopy()
-		if ok, _ := CanRun(&ds.Spec.Template.Spec, n); !ok {
+		if !runs(ds, n) {
 			continue
 		}
 		if n.Labels == nil {
@@ -306,11 +298,17 @@ func (g *generator) stillRuns(ds *appsv1.DaemonSet, labels map[string]string) []
 		}
 		maps.Copy(n.Labels, labels)
 		n.Labels[ModeLabel] = ModeDRA
-		if ok, _ := CanRun(&ds.Spec.Template.Spec, n); ok {
+		if runs(ds, n) {
 			out = append(out, n.Name)
 		}
 	}
 	return out
+}
+
+// runs reports whether the DaemonSet controller would run a pod of ds on n.
+func runs(ds *appsv1.DaemonSet, n *corev1.Node) bool {
+	ok, _ := cluster.DaemonSetCanSchedule(cluster.PlacementOf(&ds.Spec.Template.Spec), n)
+	return ok
 }
 
 func (p Plugin) exclusion() *Exclusion {
@@ -436,10 +434,8 @@ func (g *generator) advertises(n *corev1.Node) bool {
 func (g *generator) pluginRuns(n *corev1.Node) bool {
 	for i := range g.Facts.DaemonSets {
 		ds := &g.Facts.DaemonSets[i]
-		if _, ok := g.Facts.isPlugin(g.d, ds); ok {
-			if ok, _ := CanRun(&ds.Spec.Template.Spec, n); ok {
-				return true
-			}
+		if _, ok := g.Facts.isPlugin(g.d, ds); ok && runs(ds, n) {
+			return true
 		}
 	}
 	return false
@@ -469,7 +465,7 @@ func (g *generator) pools() {
 	g.man.PoolLabel = label
 	if len(g.Pools) > 0 {
 		if label == "" {
-			g.problemf("cannot tell node pools apart: none of the nodes carries %s; pass --pool-label", strings.Join(poolLabels, ", "))
+			g.problemf("cannot tell node pools apart: none of the nodes carries %s; pass --pool-label", strings.Join(cluster.PoolLabels, ", "))
 			return
 		}
 		known := map[string]bool{}
@@ -513,7 +509,7 @@ func (g *generator) pools() {
 }
 
 func detectPoolLabel(nodes []*corev1.Node) string {
-	for _, l := range poolLabels {
+	for _, l := range cluster.PoolLabels {
 		for _, n := range nodes {
 			if _, ok := n.Labels[l]; ok {
 				return l

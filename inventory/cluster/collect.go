@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubedra/kubedra/inventory/detect"
 )
 
 // Collector folds objects into Facts one at a time, keeping only the
@@ -83,7 +85,7 @@ func (c *Collector) AddNode(o *corev1.Node) {
 		ProviderID:     o.Spec.ProviderID,
 	}
 	for name, q := range o.Status.Allocatable {
-		if IsExtendedResource(string(name)) {
+		if detect.IsExtendedResource(string(name)) {
 			if n.Allocatable == nil {
 				n.Allocatable = map[string]string{}
 			}
@@ -179,12 +181,12 @@ func Requests(spec *corev1.PodSpec) []Request {
 	add := func(i int, c *corev1.Container, typ string) {
 		names := map[string]resource.Quantity{}
 		for n, q := range c.Resources.Requests {
-			if IsExtendedResource(string(n)) {
+			if detect.IsExtendedResource(string(n)) {
 				names[string(n)] = q
 			}
 		}
 		for n, q := range c.Resources.Limits {
-			if IsExtendedResource(string(n)) {
+			if detect.IsExtendedResource(string(n)) {
 				names[string(n)] = q
 			}
 		}
@@ -245,7 +247,11 @@ func IsDeviceQuotaKey(k string) bool {
 		k == "count/resourceclaims.resource.k8s.io", k == "resourceclaims":
 		return true
 	case strings.HasPrefix(k, "requests."):
-		return IsExtendedResource(strings.TrimPrefix(k, "requests."))
+		// An extended-resource name never starts with "requests." itself
+		// (the API server's IsExtendedResourceName), so
+		// requests.requests.x/y is no device key.
+		res := strings.TrimPrefix(k, "requests.")
+		return !strings.HasPrefix(res, "requests.") && detect.IsExtendedResource(res)
 	}
 	return false
 }

@@ -79,7 +79,8 @@ type Node struct {
 	KubeletVersion string            `json:"kubeletVersion,omitempty"`
 	ProviderID     string            `json:"providerID,omitempty"`
 	// Pool is the node's pool and PoolLabel the label it came from (see
-	// PoolLabels); instance-type is the fallback; "" when none is set.
+	// PoolLabels), else the instance type (InstanceTypeLabel); "" when
+	// none is set.
 	Pool      string `json:"pool,omitempty"`
 	PoolLabel string `json:"poolLabel,omitempty"`
 	// Platform markers.
@@ -111,14 +112,19 @@ func (n Node) PoolName() string {
 
 // Placement is the part of a pod spec that decides where it may run.
 type Placement struct {
+	// NodeName pins the pod to one node ("" when unset).
+	NodeName     string              `json:"nodeName,omitempty"`
 	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
 	Affinity     *corev1.Affinity    `json:"affinity,omitempty"`
 	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+	// HostNetwork pods of a DaemonSet also tolerate
+	// node.kubernetes.io/network-unavailable (DaemonSetCanSchedule).
+	HostNetwork bool `json:"hostNetwork,omitempty"`
 }
 
 // PlacementOf extracts the placement of a pod spec.
 func PlacementOf(spec *corev1.PodSpec) Placement {
-	p := Placement{NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations}
+	p := Placement{NodeName: spec.NodeName, NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations, HostNetwork: spec.HostNetwork}
 	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
 		p.Affinity = &corev1.Affinity{NodeAffinity: spec.Affinity.NodeAffinity.DeepCopy()}
 	}
