@@ -170,6 +170,7 @@ func Generate(opts Options) (*Result, error) {
 		g.man.FactsSource = g.Facts.Source
 	}
 	g.checkStrategy()
+	g.unread()
 	g.plugins()
 	g.pools()
 	g.outsidePlugins()
@@ -217,6 +218,22 @@ func (g *generator) checkStrategy() {
 		}
 	default:
 		g.problemf("unknown strategy %q: use claims or extended-resource", g.Strategy)
+	}
+}
+
+// unread turns what could not be read into problems and warnings: a bundle
+// cannot keep plugins off nodes, or patch DaemonSets, it has not seen;
+// without the quotas it only loses their device keys.
+func (g *generator) unread() {
+	if g.Facts == nil {
+		return
+	}
+	for _, p := range g.Facts.Unread {
+		if p.Resource == "nodes" || p.Resource == "daemonsets.apps" {
+			g.problemf("%s in %s: a bundle needs every node and DaemonSet (docs/rbac.yaml lists the permissions)", p, g.Facts.Source)
+		} else {
+			g.warnf("%s in %s: the bundle adds no DRA device keys to quotas it could not see.", p, g.Facts.Source)
+		}
 	}
 }
 

@@ -98,7 +98,7 @@ func Verify(m *Manifest, d Driver, f *Facts) *Report {
 		ds := &f.DaemonSets[i]
 		id := ds.Namespace + "/" + ds.Name
 		switch {
-		case isDriver(m, d, ds) || f.detected(ds, d.Family, RoleDRADriver):
+		case isDriver(m, d, ds) || f.detected(ds, d.Family, cluster.DRADriver):
 			drivers = append(drivers, daemon{id, cluster.PlacementOf(&ds.Spec.Template.Spec)})
 		case listed[id]:
 			plugins = append(plugins, daemon{id, cluster.PlacementOf(&ds.Spec.Template.Spec)})

@@ -22,6 +22,9 @@ import (
 // objects, so both give the same Facts.
 type Collector struct {
 	f Facts
+	// keep makes the Collector keep whole Nodes, DaemonSets and
+	// ResourceQuotas in f.Objects (Scope.Objects).
+	keep bool
 
 	nodes      []Node
 	daemonSets map[string]*appsv1.DaemonSet // ns/name -> trimmed, classified later
@@ -58,6 +61,13 @@ func NewCollector() *Collector {
 	}
 }
 
+func (c *Collector) objects() *Objects {
+	if c.f.Objects == nil {
+		c.f.Objects = &Objects{}
+	}
+	return c.f.Objects
+}
+
 // SetServer records the server version and served resource.k8s.io versions.
 func (c *Collector) SetServer(version string, resourceVersions []string) {
 	c.f.ServerVersion = version
@@ -75,6 +85,11 @@ func (c *Collector) AddProblem(resource, reason string) { c.problems[resource] =
 
 // AddNode folds a Node.
 func (c *Collector) AddNode(o *corev1.Node) {
+	if c.keep {
+		n := *o
+		n.ManagedFields = nil
+		c.objects().Nodes = append(c.objects().Nodes, n)
+	}
 	n := Node{
 		Name:           o.Name,
 		Labels:         o.Labels,
@@ -96,8 +111,14 @@ func (c *Collector) AddNode(o *corev1.Node) {
 	c.nodes = append(c.nodes, n)
 }
 
-// AddDaemonSet folds a DaemonSet; only device plugins and DRA drivers are kept.
+// AddDaemonSet folds a DaemonSet; only device plugins and DRA drivers are
+// summarised in Facts.DaemonSets (Facts.Objects keeps every one).
 func (c *Collector) AddDaemonSet(o *appsv1.DaemonSet) {
+	if c.keep {
+		ds := *o
+		ds.ManagedFields = nil
+		c.objects().DaemonSets = append(c.objects().DaemonSets, ds)
+	}
 	cl, ok := ClassifyPod(&o.Spec.Template.Spec, o.Spec.Template.Labels, o.Name)
 	if !ok {
 		if cl2, ok2 := classifyByLabels(o.Labels, o.Name); ok2 {
@@ -225,8 +246,14 @@ func trimSpec(s *corev1.PodSpec) *corev1.PodSpec {
 	return t
 }
 
-// AddQuota folds a ResourceQuota; only quotas with device keys are kept.
+// AddQuota folds a ResourceQuota; only quotas with device keys are
+// summarised in Facts.Quotas (Facts.Objects keeps every one).
 func (c *Collector) AddQuota(o *corev1.ResourceQuota) {
+	if c.keep {
+		q := *o
+		q.ManagedFields = nil
+		c.objects().Quotas = append(c.objects().Quotas, q)
+	}
 	hard := map[string]string{}
 	for k, q := range o.Spec.Hard {
 		if IsDeviceQuotaKey(string(k)) {
@@ -362,8 +389,11 @@ func (c *Collector) addClass(u *unstructured.Unstructured) {
 	c.f.DeviceClasses = append(c.f.DeviceClasses, dc)
 }
 
-// Facts returns the collected facts, sorted.
+// Facts returns the collected facts, sorted (Objects stay in read order).
 func (c *Collector) Facts() *Facts {
+	if c.keep {
+		c.objects()
+	}
 	f := c.f
 	f.Nodes = slices.Clone(c.nodes)
 	slices.SortFunc(f.Nodes, func(a, b Node) int { return cmp.Compare(a.Name, b.Name) })

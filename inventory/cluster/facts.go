@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -43,6 +44,20 @@ type Facts struct {
 	Read []string `json:"read"`
 	// Problems are the resource types that could not be read, and why.
 	Problems []Problem `json:"problems"`
+
+	// Objects holds whole objects when the read's Scope asked for them
+	// (Scope.Objects), else nil. It is never part of the facts' JSON.
+	Objects *Objects `json:"-"`
+}
+
+// Objects are the whole Nodes, DaemonSets and ResourceQuotas of a read, in
+// the order they were read, without managedFields (as in a dump). bundle
+// needs them: its patches and rollbacks copy DaemonSets' affinity, and it
+// matches DaemonSets that no signature of ClassifyPod knows.
+type Objects struct {
+	Nodes      []corev1.Node
+	DaemonSets []appsv1.DaemonSet
+	Quotas     []corev1.ResourceQuota
 }
 
 // Problem is a resource type kubedra could not read.

@@ -168,7 +168,7 @@ func readDump(path string, stdin io.Reader) (*cluster.Facts, error) {
 		defer f.Close()
 		in = f
 	}
-	facts, err := cluster.ReadDump(in)
+	facts, err := cluster.ReadDump(in, cluster.Scope{})
 	if err != nil {
 		return nil, fmt.Errorf("reading dump %s: %w", path, err)
 	}

@@ -164,19 +164,11 @@ func loadBundleFacts(ctx context.Context, dump, kubeconfig, kubecontext string, 
 			source += " (context " + kubecontext + ")"
 		}
 	}
-	facts, err := bundle.ReadDump(bytes.NewReader(data), source)
-	if err != nil {
-		return nil, err
-	}
-	detected, err := cluster.ReadDump(bytes.NewReader(data))
+	cf, err := cluster.ReadDump(bytes.NewReader(data), bundle.Scope)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", source, err)
 	}
-	facts.Detected = map[string]bundle.Detection{}
-	for _, ds := range detected.DaemonSets {
-		facts.Detected[ds.Namespace+"/"+ds.Name] = bundle.Detection{Role: string(ds.Role), Family: ds.Family}
-	}
-	return facts, nil
+	return bundle.NewFacts(cf, source)
 }
 
 // readClusterDump reads the cluster with inventory/cluster and returns the

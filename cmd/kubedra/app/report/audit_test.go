@@ -21,7 +21,7 @@ func auditFixture(t *testing.T) *audit.Report {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	facts, err := cluster.ReadDump(f)
+	facts, err := cluster.ReadDump(f, cluster.Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
