@@ -7,30 +7,21 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
 
-// Severity of a finding.
-type Severity string
+// Severity of a finding: the severity of every kubedra diagnostic.
+type Severity = inventory.Severity
 
 // Severities. An Error finding makes `kubedra audit` exit 2.
 const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
-	Info    Severity = "info"
+	Error   = inventory.Error
+	Warning = inventory.Warning
+	Info    = inventory.Info
 )
-
-func (s Severity) rank() int {
-	switch s {
-	case Error:
-		return 0
-	case Warning:
-		return 1
-	}
-	return 2
-}
 
 // Ref names a Kubernetes object.
 type Ref struct {
@@ -214,7 +205,7 @@ func Run(f *cluster.Facts, opts Options) *Report {
 		r.Items = append(r.Items, fs...)
 	}
 	slices.SortStableFunc(r.Items, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(a.Severity.rank(), b.Severity.rank()), cmp.Compare(a.Check, b.Check),
+		return cmp.Or(cmp.Compare(a.Severity.Rank(), b.Severity.Rank()), cmp.Compare(a.Check, b.Check),
 			cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Message, b.Message))
 	})
 	r.Pools = e.pools(r.Items)

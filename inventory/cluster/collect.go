@@ -456,6 +456,7 @@ func (c *Collector) Facts() *Facts {
 	slices.SortFunc(f.Workloads, func(a, b Workload) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
+	addDocuments(f.Workloads)
 	f.Quotas = slices.Clone(f.Quotas)
 	slices.SortFunc(f.Quotas, func(a, b Quota) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))

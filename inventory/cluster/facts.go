@@ -3,6 +3,8 @@ package cluster
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // Role says what a pod or DaemonSet does for devices.
@@ -231,6 +233,12 @@ type Workload struct {
 	// Template is the pod spec of its first pod, trimmed to containers'
 	// names and resources and the placement fields.
 	Template *corev1.PodSpec `json:"template,omitempty"`
+	// Document is Template as a v1 Pod document, what inventory/detect
+	// reads (see podDocument); workloads with equal templates share one.
+	// It is nil when Template is, or when it could not be made: then
+	// DocumentError says why, and audit reports it.
+	Document      *inventory.Document `json:"-"`
+	DocumentError string              `json:"-"`
 }
 
 // Quota is a ResourceQuota with device keys.
