@@ -145,6 +145,19 @@ func (r *Report) HasErrors() bool {
 // Partial reports whether some resource types could not be read.
 func (r *Report) Partial() bool { return len(r.Problems) > 0 }
 
+// Unread lists the resource types a read failed on (forbidden, not
+// served, broken), leaving out those a kubectl dump merely did not hold
+// (cluster.NotInDump): the audit could not finish its job for the former.
+func (r *Report) Unread() []string {
+	var out []string
+	for _, p := range r.Problems {
+		if p.Reason != cluster.NotInDump {
+			out = append(out, p.Resource)
+		}
+	}
+	return out
+}
+
 // Options steer Run.
 type Options struct {
 	// Resolver decides the mapping status of workloads' requests

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/internal/golden"
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -234,8 +235,10 @@ func TestUnread(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
-				t.Errorf("warnings %q lack %q", res.Warnings, want)
+			if !slices.ContainsFunc(res.Warnings, func(d inventory.Diagnostic) bool {
+				return d.Severity == inventory.Warning && strings.Contains(d.Message, want)
+			}) {
+				t.Errorf("warnings %+v lack %q", res.Warnings, want)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -64,8 +65,9 @@ func (t Tree) Paths() []string { return slices.Sorted(maps.Keys(t)) }
 type Result struct {
 	Tree     Tree
 	Manifest Manifest
-	// Warnings are also written to PLAN.md.
-	Warnings []string
+	// Warnings are what the bundle leaves to the operator (severity
+	// warning, no file); they are also written to PLAN.md.
+	Warnings inventory.Diagnostics
 }
 
 // Manifest describes a bundle; it is written as kubedra-bundle.yaml and is
@@ -128,7 +130,7 @@ type generator struct {
 	Options
 	d        Driver
 	problems []string
-	warnings []string
+	warnings inventory.Diagnostics
 	tree     Tree
 	man      Manifest
 	// plugins found (or defaulted), with their current pod spec when known.
@@ -203,7 +205,7 @@ func (g *generator) problemf(format string, args ...any) {
 }
 
 func (g *generator) warnf(format string, args ...any) {
-	g.warnings = append(g.warnings, fmt.Sprintf(format, args...))
+	g.warnings = append(g.warnings, inventory.Diagnostic{Severity: inventory.Warning, Message: fmt.Sprintf(format, args...)})
 }
 
 func (g *generator) checkStrategy() {
