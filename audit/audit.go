@@ -160,8 +160,8 @@ func (r *Report) Unread() []string {
 
 // Options steer Run.
 type Options struct {
-	// Resolver decides the mapping status of workloads' requests
-	// (rules.Default() in the CLI); nil leaves the status empty.
+	// Resolver decides the mapping status of workloads' requests (a
+	// rules.Set: action.Audit's rules); nil leaves the status empty.
 	Resolver plan.Resolver
 	// Target is the version passed to the resolver; zero derives it from
 	// the server version (clamped to the supported range).

@@ -9,6 +9,34 @@ import (
 	"github.com/kubedra/kubedra/inventory/cluster"
 )
 
+// Facts are what the bundle needs to know about a cluster. A nil *Facts means
+// "no cluster known": the bundle falls back to the catalogue's well-known
+// plugin DaemonSets and says so in PLAN.md.
+type Facts struct {
+	// Source describes where the facts came from, e.g. "cluster" or
+	// "dump snapshot.yaml"; it is printed in PLAN.md.
+	Source     string
+	Nodes      []corev1.Node
+	DaemonSets []appsv1.DaemonSet
+	Quotas     []corev1.ResourceQuota
+	// Detected holds what the audit's detection (inventory/cluster) says
+	// about DaemonSets, keyed by "namespace/name"; it adds to the
+	// catalogue's names, labels and images.
+	Detected map[string]Detection
+	// Unread are the resource types that could not be read (forbidden,
+	// failed): a bundle that has not seen the nodes or DaemonSets is
+	// unsafe. A kubectl dump's missing types (cluster.NotInDump) are not
+	// listed: kubectl does not say whether they were left out or there are
+	// none, and the bundle warns when a dump holds no DaemonSets.
+	Unread []cluster.Problem
+}
+
+// Detection is one DaemonSet recognised as device software.
+type Detection struct {
+	Role   cluster.Role
+	Family string
+}
+
 // Scope is what Generate and Verify need of a cluster: its nodes,
 // DaemonSets and ResourceQuotas, whole (phase 1 patches and rollbacks copy
 // the DaemonSets' affinity; any DaemonSet may match the catalogue). Pods,
@@ -32,33 +60,6 @@ func NewFacts(f *cluster.Facts, source string) (*Facts, error) {
 		}
 	}
 	return bf, nil
-}
-
-// Facts are what the bundle needs to know about a cluster. A nil *Facts means
-// "no cluster known": the bundle falls back to the catalogue's well-known
-// plugin DaemonSets and says so in PLAN.md.
-type Facts struct {
-	// Source describes where the facts came from, e.g. "cluster" or
-	// "dump snapshot.yaml"; it is printed in PLAN.md.
-	Source     string
-	Nodes      []corev1.Node
-	DaemonSets []appsv1.DaemonSet
-	Quotas     []corev1.ResourceQuota
-	// Detected holds what the audit's detection (inventory/cluster) says
-	// about DaemonSets, keyed by "namespace/name"; it adds to the
-	// catalogue's names, labels and images.
-	Detected map[string]Detection
-	// Unread are the resource types that could not be read (forbidden,
-	// failed): a bundle that has not seen the nodes or DaemonSets is
-	// unsafe. A kubectl dump's missing types (cluster.NotInDump) are not
-	// listed; the bundle warns about an empty dump itself.
-	Unread []cluster.Problem
-}
-
-// Detection is one DaemonSet recognised as device software.
-type Detection struct {
-	Role   cluster.Role
-	Family string
 }
 
 func (f *Facts) detected(ds *appsv1.DaemonSet, family string, role cluster.Role) bool {
