@@ -3,6 +3,7 @@ package kubedra_test
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,19 +14,23 @@ import (
 //     direct imports);
 //   - inventory, inventory/detect, rules and rewrite never depend on
 //     client-go, not even transitively: detection, rules and rewriting work
-//     without a cluster.
+//     without a cluster;
+//   - only inventory/cluster (and its test helpers below it, clustertest)
+//     imports client-go directly; in particular nothing under cmd/ does:
+//     commands reach a cluster through action.ClusterSource.
 func TestDependencyDirection(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...").Output()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports,Deps", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	const mod = "github.com/kubedra/kubedra"
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	n := 0
+	clusterImports := false // the client-go rule saw the one package it allows
 	for dec.More() {
 		var p struct {
-			ImportPath    string
-			Imports, Deps []string
+			ImportPath                               string
+			Imports, TestImports, XTestImports, Deps []string
 		}
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
@@ -38,6 +43,19 @@ func TestDependencyDirection(t *testing.T) {
 					strings.HasPrefix(d, "github.com/charmbracelet/") {
 					t.Errorf("%s imports %s: only cmd/ may import cobra or lipgloss", p.ImportPath, d)
 				}
+			}
+		}
+		for _, d := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+			if !strings.HasPrefix(d, "k8s.io/client-go/") {
+				continue
+			}
+			switch {
+			case pkg == "inventory/cluster":
+				clusterImports = true
+			case strings.HasPrefix(pkg, "cmd/"):
+				t.Errorf("%s imports %s: commands reach a cluster through action.ClusterSource", p.ImportPath, d)
+			case !strings.HasPrefix(pkg, "inventory/cluster/"):
+				t.Errorf("%s imports %s: only inventory/cluster imports client-go", p.ImportPath, d)
 			}
 		}
 		clientFree := pkg == "inventory" || strings.HasPrefix(pkg, "inventory/detect") ||
@@ -53,5 +71,8 @@ func TestDependencyDirection(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("go list returned only %d packages; the check would prove nothing", n)
+	}
+	if !clusterImports {
+		t.Fatal("inventory/cluster does not import client-go: the client-go rule would prove nothing")
 	}
 }

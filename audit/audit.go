@@ -7,30 +7,21 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
 
-// Severity of a finding.
-type Severity string
+// Severity of a finding: the severity of every kubedra diagnostic.
+type Severity = inventory.Severity
 
 // Severities. An Error finding makes `kubedra audit` exit 2.
 const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
-	Info    Severity = "info"
+	Error   = inventory.Error
+	Warning = inventory.Warning
+	Info    = inventory.Info
 )
-
-func (s Severity) rank() int {
-	switch s {
-	case Error:
-		return 0
-	case Warning:
-		return 1
-	}
-	return 2
-}
 
 // Ref names a Kubernetes object.
 type Ref struct {
@@ -154,10 +145,23 @@ func (r *Report) HasErrors() bool {
 // Partial reports whether some resource types could not be read.
 func (r *Report) Partial() bool { return len(r.Problems) > 0 }
 
+// Unread lists the resource types a read failed on (forbidden, not
+// served, broken), leaving out those a kubectl dump merely did not hold
+// (cluster.NotInDump): the audit could not finish its job for the former.
+func (r *Report) Unread() []string {
+	var out []string
+	for _, p := range r.Problems {
+		if p.Reason != cluster.NotInDump {
+			out = append(out, p.Resource)
+		}
+	}
+	return out
+}
+
 // Options steer Run.
 type Options struct {
-	// Resolver decides the mapping status of workloads' requests
-	// (rules.Default() in the CLI); nil leaves the status empty.
+	// Resolver decides the mapping status of workloads' requests (a
+	// rules.Set: action.Audit's rules); nil leaves the status empty.
 	Resolver plan.Resolver
 	// Target is the version passed to the resolver; zero derives it from
 	// the server version (clamped to the supported range).
@@ -214,7 +218,7 @@ func Run(f *cluster.Facts, opts Options) *Report {
 		r.Items = append(r.Items, fs...)
 	}
 	slices.SortStableFunc(r.Items, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(a.Severity.rank(), b.Severity.rank()), cmp.Compare(a.Check, b.Check),
+		return cmp.Or(cmp.Compare(a.Severity.Rank(), b.Severity.Rank()), cmp.Compare(a.Check, b.Check),
 			cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Message, b.Message))
 	})
 	r.Pools = e.pools(r.Items)

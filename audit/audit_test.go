@@ -232,3 +232,21 @@ func TestOverlapInferredFamily(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// A pod template the source could not convert is a finding, never a
+// silent "mapping status unknown".
+func TestWorkloadDocumentError(t *testing.T) {
+	w := cluster.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ml", Name: "trainer", Pods: 1,
+		Requests:      []cluster.Request{{Container: "cuda", Resource: "nvidia.com/gpu", Quantity: "1"}},
+		DocumentError: "pod template of Deployment ml/trainer: boom"}
+	r := audit.Run(&cluster.Facts{ServerVersion: "v1.37.2", ResourceAPIVersions: []string{"v1"}, Workloads: []cluster.Workload{w}},
+		audit.Options{Resolver: rules.Default()})
+	got := fired(r)[audit.CheckPluginWorkloads]
+	want := []string{"info Deployment/ml/trainer", "warning Deployment/ml/trainer"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("plugin-workloads findings (-want +got):\n%s", d)
+	}
+	if !slices.ContainsFunc(r.Items, func(f audit.Finding) bool { return strings.Contains(f.Message, "boom") }) {
+		t.Errorf("the conversion error is not reported: %+v", r.Items)
+	}
+}

@@ -14,9 +14,10 @@
 // Facts come from a live read or a dump (package inventory/cluster); Run
 // never talks to a cluster, so every check is a pure function tested on
 // Facts built from testdata/cluster/*.yaml. The workloads still on device
-// plugins are detected with inventory/detect on their pod templates and
-// decided with the rules (plan.Resolver), the same path scan uses, so audit
-// and scan agree on mapping status.
+// plugins are detected with inventory/detect on the Document inventory/cluster
+// made of each distinct pod template, and decided with the rules
+// (plan.Items with a plan.Resolver), the same path scan uses, so audit and
+// scan agree on mapping status.
 //
 // Each check has a stable id (docs/audit.md lists them), a severity, the
 // objects it names and an actionable message. A check that needs a resource

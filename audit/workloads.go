@@ -2,12 +2,8 @@ package audit
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
-
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
@@ -33,29 +29,17 @@ func (e *env) target() rules.Version {
 	return e.server
 }
 
-// Status returns the mapping status of each request of a workload, in the
-// order of w.Requests, by running inventory/detect on the workload's pod
-// template and resolving the findings with r (the path scan takes). With a
-// nil resolver every status is "".
-func Status(w cluster.Workload, r plan.Resolver, target rules.Version) []rules.Status {
+// statuses returns the mapping status of each request of a workload, in
+// the order of w.Requests, by running inventory/detect on the Document of
+// its pod template (made by inventory/cluster) and resolving the findings
+// with r: the path scan takes. With a nil resolver or no document every
+// status is "".
+func statuses(w cluster.Workload, r plan.Resolver, target rules.Version) []rules.Status {
 	out := make([]rules.Status, len(w.Requests))
-	if r == nil || w.Template == nil {
+	if r == nil || w.Document == nil {
 		return out
 	}
-	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w.Template)
-	if err != nil {
-		return out
-	}
-	node, err := yaml.FromMap(map[string]any{
-		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": w.Name, "namespace": w.Namespace},
-		"spec":     spec,
-	})
-	if err != nil {
-		return out
-	}
-	doc := &inventory.Document{Node: node, Origin: inventory.Origin{Path: "cluster", ListIndex: -1}}
-	items := plan.Items(detect.Document(doc, detect.Options{}), r, plan.ItemOptions{Rules: rules.Options{Target: target}})
+	items := plan.Items(detect.Document(w.Document, detect.Options{}), r, plan.ItemOptions{Rules: rules.Options{Target: target}})
 	for i, req := range w.Requests {
 		for _, it := range items {
 			if it.Container == req.Container && it.Resource == req.Resource {
@@ -76,21 +60,27 @@ func checkWorkloads(e *env) []Finding {
 	}
 	groups := map[key]*WorkloadGroup{}
 	// Many workloads share a pod template (Jobs of a CronJob, bare pods
-	// made by one tool): resolve each distinct template once.
-	memo := map[string][]rules.Status{}
+	// made by one tool), and then its Document: resolve each once.
+	memo := map[*inventory.Document][]rules.Status{}
+	var out []Finding
 	for _, w := range e.f.Workloads {
 		if w.DRABacked == w.Pods {
 			continue // every pod is already served by DRA (KEP-5004)
 		}
-		tk, err := json.Marshal(w.Template)
-		statuses, ok := memo[string(tk)]
-		if !ok || err != nil {
-			statuses = Status(w, e.opts.Resolver, e.target())
-			memo[string(tk)] = statuses
+		ref := Ref{APIVersion: w.APIVersion, Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
+		if w.DocumentError != "" {
+			out = append(out, Finding{Severity: Warning, Objects: []Ref{ref},
+				Message: "mapping status unknown: could not convert the " + w.DocumentError,
+				Fix:     "run `kubedra scan` on the workload's manifest"})
+		}
+		sts, ok := memo[w.Document]
+		if !ok || w.Document == nil {
+			sts = statuses(w, e.opts.Resolver, e.target())
+			memo[w.Document] = sts
 		}
 		seen := map[key]bool{}
 		for i, req := range w.Requests {
-			st := statuses[i]
+			st := sts[i]
 			if cluster.FamilyOfResource(req.Resource) == "" && st == "" {
 				continue
 			}
@@ -109,10 +99,9 @@ func checkWorkloads(e *env) []Finding {
 			}
 			g.Workloads++
 			g.Pods += w.Pods - w.DRABacked
-			g.Objects = append(g.Objects, Ref{APIVersion: w.APIVersion, Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+			g.Objects = append(g.Objects, ref)
 		}
 	}
-	var out []Finding
 	for _, g := range groups {
 		sev := Info
 		what := "mapping status unknown"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/internal/golden"
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -25,7 +28,11 @@ func readFacts(t *testing.T, file string) *Facts {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	facts, err := ReadDump(f, "dump "+file)
+	cf, err := cluster.ReadDump(f, Scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts, err := NewFacts(cf, "dump "+file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +213,58 @@ func TestGenerateProblems(t *testing.T) {
 	}
 }
 
+// TestUnread: what could not be read is never taken for "none": unseen
+// nodes or DaemonSets make the bundle unsafe, unseen quotas a warning.
+func TestUnread(t *testing.T) {
+	for _, tt := range []struct {
+		resource string
+		wantErr  bool
+	}{{"daemonsets.apps", true}, {"nodes", true}, {"resourcequotas", false}} {
+		t.Run(tt.resource, func(t *testing.T) {
+			facts := readFacts(t, "example-cluster.yaml")
+			facts.Unread = []cluster.Problem{{Resource: tt.resource, Reason: "forbidden"}}
+			res, err := Generate(Options{Driver: mustDriver(t, "example"), Target: rules.Version{Major: 1, Minor: 34}, Facts: facts})
+			want := "could not read " + tt.resource + ": forbidden in dump example-cluster.yaml"
+			if tt.wantErr {
+				var pe *ProblemsError
+				if !errors.As(err, &pe) || !strings.Contains(err.Error(), want) {
+					t.Fatalf("want a ProblemsError with %q, got %v", want, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(res.Warnings, func(d inventory.Diagnostic) bool {
+				return d.Severity == inventory.Warning && strings.Contains(d.Message, want)
+			}) {
+				t.Errorf("warnings %+v lack %q", res.Warnings, want)
+			}
+		})
+	}
+}
+
+// NewFacts keeps a kubectl dump's missing types out of Unread, and takes
+// only bundle's resource types.
+func TestNewFacts(t *testing.T) {
+	cf, err := cluster.ReadDump(strings.NewReader(`{"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
+  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": 1}}]}`), Scope)
+	if err != nil {
+		t.Fatalf("a pod (even a broken one) is outside bundle's scope: %v", err)
+	}
+	facts, err := NewFacts(cf, "dump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(facts.Unread) != 0 || len(facts.Nodes) != 1 || len(facts.DaemonSets) != 0 {
+		t.Errorf("unread %v, nodes %d, DaemonSets %d", facts.Unread, len(facts.Nodes), len(facts.DaemonSets))
+	}
+	if _, err := NewFacts(&cluster.Facts{}, "x"); err == nil {
+		t.Error("facts read without objects: want an error")
+	}
+}
+
 // TestGKEManagedPlugin: the GKE-managed plugin is excluded by its node-pool
 // label when its affinity honours it, and is an error when it does not.
 func TestGKEManagedPlugin(t *testing.T) {
@@ -383,5 +442,21 @@ func TestVerifyTaintedBeforeInstall(t *testing.T) {
 	r := Verify(&res.Manifest, d, readFacts(t, "nvidia-cluster.yaml"))
 	if !hasConflict(r, "h100-1", StateDRA) {
 		t.Errorf("want a labelled-state conflict on the tainted h100-1, got %+v", r.Conflicts)
+	}
+}
+
+// TestExclusionPlacement: the inverse affinity keeps a plugin on unlabelled
+// nodes and off labelled ones.
+func TestExclusionPlacement(t *testing.T) {
+	ds := &appsv1.DaemonSet{}
+	ds.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: exclude(nil)}}
+	n := &corev1.Node{}
+	n.Name = "n1"
+	if !runs(ds, n) {
+		t.Error("NotIn [dra] keeps the plugin off an unlabelled node")
+	}
+	n.Labels = map[string]string{ModeLabel: ModeDRA}
+	if runs(ds, n) {
+		t.Error("NotIn [dra] lets the plugin onto a labelled node")
 	}
 }

@@ -7,7 +7,8 @@
 // cluster or a dump) and an embedded catalogue of reference DRA drivers
 // (drivers/*.yaml, each pinned to a named upstream release); its output is a
 // kustomize tree plus PLAN.md. It decides nothing about workloads (that is
-// rewrite/plan's job) and reads no cluster itself: callers hand it Facts.
+// rewrite/plan's job) and reads no cluster itself: callers read one with
+// inventory/cluster in bundle's Scope and hand it NewFacts.
 //
 // # Catalogue
 //

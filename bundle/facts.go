@@ -1,17 +1,12 @@
 package bundle
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kubedra/kubedra/inventory/cluster"
 )
 
 // Facts are what the bundle needs to know about a cluster. A nil *Facts means
@@ -28,22 +23,46 @@ type Facts struct {
 	// about DaemonSets, keyed by "namespace/name"; it adds to the
 	// catalogue's names, labels and images.
 	Detected map[string]Detection
+	// Unread are the resource types that could not be read (forbidden,
+	// failed): a bundle that has not seen the nodes or DaemonSets is
+	// unsafe. A kubectl dump's missing types (cluster.NotInDump) are not
+	// listed: kubectl does not say whether they were left out or there are
+	// none, and the bundle warns when a dump holds no DaemonSets.
+	Unread []cluster.Problem
 }
 
 // Detection is one DaemonSet recognised as device software.
 type Detection struct {
-	// Role is "device-plugin" or "dra-driver".
-	Role   string
+	Role   cluster.Role
 	Family string
 }
 
-// Roles of a Detection.
-const (
-	RoleDevicePlugin = "device-plugin"
-	RoleDRADriver    = "dra-driver"
-)
+// Scope is what Generate and Verify need of a cluster: its nodes,
+// DaemonSets and ResourceQuotas, whole (phase 1 patches and rollbacks copy
+// the DaemonSets' affinity; any DaemonSet may match the catalogue). Pods,
+// workloads and DRA objects are not read.
+var Scope = cluster.Scope{Resources: []string{"nodes", "daemonsets.apps", "resourcequotas"}, Objects: true}
 
-func (f *Facts) detected(ds *appsv1.DaemonSet, family, role string) bool {
+// NewFacts takes the bundle's facts from cluster facts read with Scope;
+// source says where they came from in PLAN.md ("cluster", "dump FILE").
+func NewFacts(f *cluster.Facts, source string) (*Facts, error) {
+	if f.Objects == nil {
+		return nil, errors.New("cluster facts without objects: read them with bundle.Scope")
+	}
+	bf := &Facts{Source: source, Nodes: f.Objects.Nodes, DaemonSets: f.Objects.DaemonSets, Quotas: f.Objects.Quotas,
+		Detected: map[string]Detection{}}
+	for _, ds := range f.DaemonSets {
+		bf.Detected[ds.Namespace+"/"+ds.Name] = Detection{Role: ds.Role, Family: ds.Family}
+	}
+	for _, p := range f.Problems {
+		if p.Reason != cluster.NotInDump {
+			bf.Unread = append(bf.Unread, p)
+		}
+	}
+	return bf, nil
+}
+
+func (f *Facts) detected(ds *appsv1.DaemonSet, family string, role cluster.Role) bool {
 	if f == nil || f.Detected == nil {
 		return false
 	}
@@ -57,72 +76,5 @@ func (f *Facts) isPlugin(d Driver, ds *appsv1.DaemonSet) (*Plugin, bool) {
 	if p, ok := matchPlugin(d, ds); ok {
 		return p, true
 	}
-	return nil, f.detected(ds, d.Family, RoleDevicePlugin)
-}
-
-// ReadDump reads Nodes, DaemonSets and ResourceQuotas from a YAML or JSON
-// stream, such as `kubectl get nodes,daemonsets,resourcequotas -A -o yaml`.
-// `kind: List` documents are flattened; other kinds are ignored.
-func ReadDump(r io.Reader, source string) (*Facts, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	f := &Facts{Source: source}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for i := 0; ; i++ {
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, fmt.Errorf("%s: document %d: %w", source, i, err)
-		}
-		if obj == nil {
-			continue
-		}
-		if err := f.add(obj); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", source, i, err)
-		}
-	}
-	return f, nil
-}
-
-func (f *Facts) add(obj map[string]any) error {
-	u := unstructured.Unstructured{Object: obj}
-	if strings.HasSuffix(u.GetKind(), "List") {
-		items, _, _ := unstructured.NestedSlice(obj, "items")
-		for _, it := range items {
-			m, ok := it.(map[string]any)
-			if !ok {
-				continue
-			}
-			if err := f.add(m); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	conv := runtime.DefaultUnstructuredConverter
-	switch gk := u.GroupVersionKind().GroupKind(); {
-	case gk.Group == "" && gk.Kind == "Node":
-		var n corev1.Node
-		if err := conv.FromUnstructured(obj, &n); err != nil {
-			return fmt.Errorf("node %s: %w", u.GetName(), err)
-		}
-		f.Nodes = append(f.Nodes, n)
-	case gk.Group == "apps" && gk.Kind == "DaemonSet":
-		var ds appsv1.DaemonSet
-		if err := conv.FromUnstructured(obj, &ds); err != nil {
-			return fmt.Errorf("daemonset %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-		}
-		f.DaemonSets = append(f.DaemonSets, ds)
-	case gk.Group == "" && gk.Kind == "ResourceQuota":
-		var q corev1.ResourceQuota
-		if err := conv.FromUnstructured(obj, &q); err != nil {
-			return fmt.Errorf("resourcequota %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-		}
-		f.Quotas = append(f.Quotas, q)
-	}
-	return nil
+	return nil, f.detected(ds, d.Family, cluster.DevicePlugin)
 }

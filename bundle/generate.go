@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -36,15 +38,6 @@ const (
 	// requests and KEP-5004 serves them from DRA on labelled nodes.
 	StrategyExtendedResource Strategy = "extended-resource"
 )
-
-// poolLabels are the node labels that name node pools, tried in order when
-// --pool-label is not given.
-var poolLabels = []string{
-	"eks.amazonaws.com/nodegroup",
-	"cloud.google.com/gke-nodepool",
-	"karpenter.sh/nodepool",
-	"kubernetes.azure.com/agentpool",
-}
 
 // Options steer Generate.
 type Options struct {
@@ -72,8 +65,9 @@ func (t Tree) Paths() []string { return slices.Sorted(maps.Keys(t)) }
 type Result struct {
 	Tree     Tree
 	Manifest Manifest
-	// Warnings are also written to PLAN.md.
-	Warnings []string
+	// Warnings are what the bundle leaves to the operator (severity
+	// warning, no file); they are also written to PLAN.md.
+	Warnings inventory.Diagnostics
 }
 
 // Manifest describes a bundle; it is written as kubedra-bundle.yaml and is
@@ -136,7 +130,7 @@ type generator struct {
 	Options
 	d        Driver
 	problems []string
-	warnings []string
+	warnings inventory.Diagnostics
 	tree     Tree
 	man      Manifest
 	// plugins found (or defaulted), with their current pod spec when known.
@@ -178,6 +172,7 @@ func Generate(opts Options) (*Result, error) {
 		g.man.FactsSource = g.Facts.Source
 	}
 	g.checkStrategy()
+	g.unread()
 	g.plugins()
 	g.pools()
 	g.outsidePlugins()
@@ -210,7 +205,7 @@ func (g *generator) problemf(format string, args ...any) {
 }
 
 func (g *generator) warnf(format string, args ...any) {
-	g.warnings = append(g.warnings, fmt.Sprintf(format, args...))
+	g.warnings = append(g.warnings, inventory.Diagnostic{Severity: inventory.Warning, Message: fmt.Sprintf(format, args...)})
 }
 
 func (g *generator) checkStrategy() {
@@ -225,6 +220,22 @@ func (g *generator) checkStrategy() {
 		}
 	default:
 		g.problemf("unknown strategy %q: use claims or extended-resource", g.Strategy)
+	}
+}
+
+// unread turns what could not be read into problems and warnings: a bundle
+// cannot keep plugins off nodes, or patch DaemonSets, it has not seen;
+// without the quotas it only loses their device keys.
+func (g *generator) unread() {
+	if g.Facts == nil {
+		return
+	}
+	for _, p := range g.Facts.Unread {
+		if p.Resource == "nodes" || p.Resource == "daemonsets.apps" {
+			g.problemf("%s in %s: a bundle needs every node and DaemonSet (docs/rbac.yaml lists the permissions)", p, g.Facts.Source)
+		} else {
+			g.warnf("%s in %s: the bundle adds no DRA device keys to quotas it could not see.", p, g.Facts.Source)
+		}
 	}
 }
 
@@ -298,7 +309,7 @@ func (g *generator) stillRuns(ds *appsv1.DaemonSet, labels map[string]string) []
 	var out []string
 	for i := range g.Facts.Nodes {
 		n := g.Facts.Nodes[i].DeepCopy()
-		if ok, _ := CanRun(&ds.Spec.Template.Spec, n); !ok {
+		if !runs(ds, n) {
 			continue
 		}
 		if n.Labels == nil {
@@ -306,11 +317,17 @@ func (g *generator) stillRuns(ds *appsv1.DaemonSet, labels map[string]string) []
 		}
 		maps.Copy(n.Labels, labels)
 		n.Labels[ModeLabel] = ModeDRA
-		if ok, _ := CanRun(&ds.Spec.Template.Spec, n); ok {
+		if runs(ds, n) {
 			out = append(out, n.Name)
 		}
 	}
 	return out
+}
+
+// runs reports whether the DaemonSet controller would run a pod of ds on n.
+func runs(ds *appsv1.DaemonSet, n *corev1.Node) bool {
+	ok, _ := cluster.DaemonSetCanSchedule(cluster.PlacementOf(&ds.Spec.Template.Spec), n)
+	return ok
 }
 
 func (p Plugin) exclusion() *Exclusion {
@@ -436,10 +453,8 @@ func (g *generator) advertises(n *corev1.Node) bool {
 func (g *generator) pluginRuns(n *corev1.Node) bool {
 	for i := range g.Facts.DaemonSets {
 		ds := &g.Facts.DaemonSets[i]
-		if _, ok := g.Facts.isPlugin(g.d, ds); ok {
-			if ok, _ := CanRun(&ds.Spec.Template.Spec, n); ok {
-				return true
-			}
+		if _, ok := g.Facts.isPlugin(g.d, ds); ok && runs(ds, n) {
+			return true
 		}
 	}
 	return false
@@ -469,7 +484,7 @@ func (g *generator) pools() {
 	g.man.PoolLabel = label
 	if len(g.Pools) > 0 {
 		if label == "" {
-			g.problemf("cannot tell node pools apart: none of the nodes carries %s; pass --pool-label", strings.Join(poolLabels, ", "))
+			g.problemf("cannot tell node pools apart: none of the nodes carries %s; pass --pool-label", strings.Join(cluster.PoolLabels, ", "))
 			return
 		}
 		known := map[string]bool{}
@@ -513,7 +528,7 @@ func (g *generator) pools() {
 }
 
 func detectPoolLabel(nodes []*corev1.Node) string {
-	for _, l := range poolLabels {
+	for _, l := range cluster.PoolLabels {
 		for _, n := range nodes {
 			if _, ok := n.Labels[l]; ok {
 				return l

@@ -38,8 +38,8 @@ func (g *generator) plan() string {
 
 	if len(g.warnings) > 0 {
 		w("## Warnings\n\n")
-		for _, s := range g.warnings {
-			w("- %s\n", s)
+		for _, d := range g.warnings {
+			w("- %s\n", d.Message)
 		}
 		w("\n")
 	}

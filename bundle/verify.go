@@ -11,6 +11,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/inventory/cluster"
 )
 
 // ReadManifest reads kubedra-bundle.yaml from a bundle folder.
@@ -76,8 +78,8 @@ type Report struct {
 }
 
 type daemon struct {
-	id   string
-	spec *corev1.PodSpec
+	id        string
+	placement cluster.Placement
 }
 
 // Verify checks the invariant for the bundle m of driver d on the nodes and
@@ -96,13 +98,13 @@ func Verify(m *Manifest, d Driver, f *Facts) *Report {
 		ds := &f.DaemonSets[i]
 		id := ds.Namespace + "/" + ds.Name
 		switch {
-		case isDriver(m, d, ds) || f.detected(ds, d.Family, RoleDRADriver):
-			drivers = append(drivers, daemon{id, &ds.Spec.Template.Spec})
+		case isDriver(m, d, ds) || f.detected(ds, d.Family, cluster.DRADriver):
+			drivers = append(drivers, daemon{id, cluster.PlacementOf(&ds.Spec.Template.Spec)})
 		case listed[id]:
-			plugins = append(plugins, daemon{id, &ds.Spec.Template.Spec})
+			plugins = append(plugins, daemon{id, cluster.PlacementOf(&ds.Spec.Template.Spec)})
 		default:
 			if _, ok := f.isPlugin(d, ds); ok {
-				plugins = append(plugins, daemon{id, &ds.Spec.Template.Spec})
+				plugins = append(plugins, daemon{id, cluster.PlacementOf(&ds.Spec.Template.Spec)})
 			}
 		}
 	}
@@ -111,7 +113,7 @@ func Verify(m *Manifest, d Driver, f *Facts) *Report {
 		// Before install the driver's real tolerations are unknown: assume
 		// the worst, one that tolerates every taint, so no conflict hides.
 		drivers = append(drivers, daemon{"(bundle) " + m.DriverDaemonSet.Namespace + "/" + m.DriverDaemonSet.Name,
-			&corev1.PodSpec{NodeSelector: m.DriverNodeSelector, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}})
+			cluster.Placement{NodeSelector: m.DriverNodeSelector, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}})
 		r.Notes = append(r.Notes, "driver not installed: a pod with the bundle's node selector that tolerates every taint stands in for it")
 	}
 	if len(plugins) == 0 {
@@ -124,12 +126,12 @@ func Verify(m *Manifest, d Driver, f *Facts) *Report {
 			n := relabel(node, m, st)
 			var ps, ds []string
 			for _, p := range plugins {
-				if ok, _ := CanRun(p.spec, n); ok {
+				if ok, _ := cluster.DaemonSetCanSchedule(p.placement, n); ok {
 					ps = append(ps, p.id)
 				}
 			}
 			for _, dr := range drivers {
-				if ok, _ := CanRun(dr.spec, n); ok {
+				if ok, _ := cluster.DaemonSetCanSchedule(dr.placement, n); ok {
 					ds = append(ds, dr.id)
 				}
 			}

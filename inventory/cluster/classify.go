@@ -57,24 +57,6 @@ func FamilyOfResource(name string) string {
 // FamilyOfDriver returns the device family of a DRA driver name, or "".
 func FamilyOfDriver(driver string) string { return driverFamilies[driver] }
 
-// IsExtendedResource reports whether a resource name is an extended
-// resource: it has a domain that is not kubernetes.io, or is the implicit
-// deviceclass.resource.kubernetes.io/<class> name (dra.md §2.2).
-func IsExtendedResource(name string) bool {
-	if strings.HasPrefix(name, "deviceclass.resource.kubernetes.io/") {
-		return true
-	}
-	i := strings.IndexByte(name, '/')
-	if i < 0 || strings.HasPrefix(name, "requests.") {
-		return false
-	}
-	domain := name[:i]
-	if domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io") {
-		return false
-	}
-	return !strings.HasPrefix(name, "hugepages-")
-}
-
 // signature identifies device software by image, label or name.
 type signature struct {
 	role   Role
@@ -213,24 +195,35 @@ func imageRepo(img string) string {
 }
 
 // PoolLabels are the node labels that name a node pool, in order of
-// preference; node.kubernetes.io/instance-type is the fallback.
+// preference: audit's pools and bundle's pools are both named by the first
+// of them a node carries. A Karpenter NodePool comes before the GKE and AKS
+// labels because on a cloud where Karpenter provisions (AKS node
+// auto-provisioning) nodes can carry both, and the NodePool is the unit the
+// operator configures; a managed node group and a Karpenter NodePool never
+// share a node.
 var PoolLabels = []string{
 	"eks.amazonaws.com/nodegroup",
 	"karpenter.sh/nodepool",
 	"cloud.google.com/gke-nodepool",
 	"kubernetes.azure.com/agentpool",
-	"node.kubernetes.io/instance-type",
 }
+
+// InstanceTypeLabel names a node's instance type; audit falls back to it
+// as the pool of a node that carries none of PoolLabels.
+const InstanceTypeLabel = "node.kubernetes.io/instance-type"
 
 // markNode fills pool and platform markers from labels, OS image and provider ID.
 func markNode(n *Node) {
+	n.InstanceType = n.Labels[InstanceTypeLabel]
 	for _, l := range PoolLabels {
 		if v := n.Labels[l]; v != "" {
 			n.Pool, n.PoolLabel = v, l
 			break
 		}
 	}
-	n.InstanceType = n.Labels["node.kubernetes.io/instance-type"]
+	if n.Pool == "" && n.InstanceType != "" {
+		n.Pool, n.PoolLabel = n.InstanceType, InstanceTypeLabel
+	}
 	_, n.Karpenter = n.Labels["karpenter.sh/nodepool"]
 	n.EKSAutoMode = n.Labels["eks.amazonaws.com/compute-type"] == "auto"
 	n.Bottlerocket = strings.Contains(strings.ToLower(n.OSImage), "bottlerocket")

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubedra/kubedra/inventory/detect"
 )
 
 // Collector folds objects into Facts one at a time, keeping only the
@@ -20,6 +22,9 @@ import (
 // objects, so both give the same Facts.
 type Collector struct {
 	f Facts
+	// keep makes the Collector keep whole Nodes, DaemonSets and
+	// ResourceQuotas in f.Objects (Scope.Objects).
+	keep bool
 
 	nodes      []Node
 	daemonSets map[string]*appsv1.DaemonSet // ns/name -> trimmed, classified later
@@ -56,6 +61,13 @@ func NewCollector() *Collector {
 	}
 }
 
+func (c *Collector) objects() *Objects {
+	if c.f.Objects == nil {
+		c.f.Objects = &Objects{}
+	}
+	return c.f.Objects
+}
+
 // SetServer records the server version and served resource.k8s.io versions.
 func (c *Collector) SetServer(version string, resourceVersions []string) {
 	c.f.ServerVersion = version
@@ -73,6 +85,11 @@ func (c *Collector) AddProblem(resource, reason string) { c.problems[resource] =
 
 // AddNode folds a Node.
 func (c *Collector) AddNode(o *corev1.Node) {
+	if c.keep {
+		n := *o
+		n.ManagedFields = nil
+		c.objects().Nodes = append(c.objects().Nodes, n)
+	}
 	n := Node{
 		Name:           o.Name,
 		Labels:         o.Labels,
@@ -83,7 +100,7 @@ func (c *Collector) AddNode(o *corev1.Node) {
 		ProviderID:     o.Spec.ProviderID,
 	}
 	for name, q := range o.Status.Allocatable {
-		if IsExtendedResource(string(name)) {
+		if detect.IsExtendedResource(string(name)) {
 			if n.Allocatable == nil {
 				n.Allocatable = map[string]string{}
 			}
@@ -94,8 +111,14 @@ func (c *Collector) AddNode(o *corev1.Node) {
 	c.nodes = append(c.nodes, n)
 }
 
-// AddDaemonSet folds a DaemonSet; only device plugins and DRA drivers are kept.
+// AddDaemonSet folds a DaemonSet; only device plugins and DRA drivers are
+// summarised in Facts.DaemonSets (Facts.Objects keeps every one).
 func (c *Collector) AddDaemonSet(o *appsv1.DaemonSet) {
+	if c.keep {
+		ds := *o
+		ds.ManagedFields = nil
+		c.objects().DaemonSets = append(c.objects().DaemonSets, ds)
+	}
 	cl, ok := ClassifyPod(&o.Spec.Template.Spec, o.Spec.Template.Labels, o.Name)
 	if !ok {
 		if cl2, ok2 := classifyByLabels(o.Labels, o.Name); ok2 {
@@ -179,12 +202,12 @@ func Requests(spec *corev1.PodSpec) []Request {
 	add := func(i int, c *corev1.Container, typ string) {
 		names := map[string]resource.Quantity{}
 		for n, q := range c.Resources.Requests {
-			if IsExtendedResource(string(n)) {
+			if detect.IsExtendedResource(string(n)) {
 				names[string(n)] = q
 			}
 		}
 		for n, q := range c.Resources.Limits {
-			if IsExtendedResource(string(n)) {
+			if detect.IsExtendedResource(string(n)) {
 				names[string(n)] = q
 			}
 		}
@@ -223,8 +246,14 @@ func trimSpec(s *corev1.PodSpec) *corev1.PodSpec {
 	return t
 }
 
-// AddQuota folds a ResourceQuota; only quotas with device keys are kept.
+// AddQuota folds a ResourceQuota; only quotas with device keys are
+// summarised in Facts.Quotas (Facts.Objects keeps every one).
 func (c *Collector) AddQuota(o *corev1.ResourceQuota) {
+	if c.keep {
+		q := *o
+		q.ManagedFields = nil
+		c.objects().Quotas = append(c.objects().Quotas, q)
+	}
 	hard := map[string]string{}
 	for k, q := range o.Spec.Hard {
 		if IsDeviceQuotaKey(string(k)) {
@@ -245,7 +274,11 @@ func IsDeviceQuotaKey(k string) bool {
 		k == "count/resourceclaims.resource.k8s.io", k == "resourceclaims":
 		return true
 	case strings.HasPrefix(k, "requests."):
-		return IsExtendedResource(strings.TrimPrefix(k, "requests."))
+		// An extended-resource name never starts with "requests." itself
+		// (the API server's IsExtendedResourceName), so
+		// requests.requests.x/y is no device key.
+		res := strings.TrimPrefix(k, "requests.")
+		return !strings.HasPrefix(res, "requests.") && detect.IsExtendedResource(res)
 	}
 	return false
 }
@@ -356,8 +389,11 @@ func (c *Collector) addClass(u *unstructured.Unstructured) {
 	c.f.DeviceClasses = append(c.f.DeviceClasses, dc)
 }
 
-// Facts returns the collected facts, sorted.
+// Facts returns the collected facts, sorted (Objects stay in read order).
 func (c *Collector) Facts() *Facts {
+	if c.keep {
+		c.objects()
+	}
 	f := c.f
 	f.Nodes = slices.Clone(c.nodes)
 	slices.SortFunc(f.Nodes, func(a, b Node) int { return cmp.Compare(a.Name, b.Name) })
@@ -420,6 +456,7 @@ func (c *Collector) Facts() *Facts {
 	slices.SortFunc(f.Workloads, func(a, b Workload) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
+	addDocuments(f.Workloads)
 	f.Quotas = slices.Clone(f.Quotas)
 	slices.SortFunc(f.Quotas, func(a, b Quota) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))

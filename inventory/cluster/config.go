@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"fmt"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	// Cloud auth plugins (OIDC and friends) for kubeconfigs that name them;
@@ -9,8 +12,19 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// NewReader builds a Reader for a REST config (the command layer gets one
-// from kubectl-style flags), so that only this package constructs clients.
+// NewReaderFor builds a Reader for kubectl's connection flags (a
+// genericclioptions.ConfigFlags, or any RESTClientGetter), so that callers
+// never touch client-go: this package is the only one that imports it.
+func NewReaderFor(g genericclioptions.RESTClientGetter) (*Reader, error) {
+	cfg, err := g.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	return NewReader(cfg)
+}
+
+// NewReader builds a Reader for a REST config, so that only this package
+// constructs clients.
 func NewReader(cfg *rest.Config) (*Reader, error) {
 	cfg = rest.CopyConfig(cfg)
 	// Lists are paginated and folded page by page; a higher QPS than

@@ -5,12 +5,17 @@
 // # Reading
 //
 // Reader takes kubernetes.Interface, dynamic.Interface and a discovery
-// client, so that client-go fakes fit in tests. It only gets and lists
-// (docs/rbac.yaml is the matching ClusterRole). Lists are paginated with
+// client, so that client-go fakes fit in tests (package clustertest);
+// NewReaderFor builds one from kubectl's connection flags. It only gets and
+// lists (docs/rbac.yaml is the matching ClusterRole). Lists are paginated with
 // Limit/Continue and each page is folded into a Collector as it arrives:
 // a pod becomes a few strings (its node, its top-level owner, its
 // extended-resource requests), never a retained object, so 50,000 pods cost
 // little more memory than 500.
+//
+// A Scope limits a read to some resource types (bundle needs nodes,
+// DaemonSets and quotas, not 50,000 pods) and can keep those whole
+// (Facts.Objects), for callers that copy fields the summaries drop.
 //
 // A resource type that is forbidden, not served or fails to list is recorded
 // as a Problem ("could not read resourcequotas: ...") and the read goes on:
@@ -23,7 +28,7 @@
 // (kubedra.dev/v1alpha1) that records the server version, the served
 // resource.k8s.io versions, the resource types read and the problems met.
 // ReadDump folds such a stream through the same Collector, so the Facts of a
-// dump equal the Facts of the live read. ReadDump also accepts the output of
+// dump equal the Facts of the live read with the same Scope. ReadDump also accepts the output of
 // `kubectl get nodes,daemonsets,pods,deviceclasses,resourceslices -A -o yaml`
 // (a kind: List); what such a dump does not hold is reported as a Problem.
 //

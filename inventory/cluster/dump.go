@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -130,11 +131,19 @@ var dumpResources = map[string]string{
 	"ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
 }
 
+// operatorResources are the GPU Operator's resource types, by kind.
+var operatorResources = map[string]string{"ClusterPolicy": "clusterpolicies.nvidia.com", "GPUCluster": "gpuclusters.nvidia.com"}
+
 // ReadDump reads a dump written by Reader (or kubectl get -o yaml|json
 // output: a kind: List, or documents) and returns the same Facts the live
-// read gave. Objects of other kinds are ignored.
-func ReadDump(r io.Reader) (*Facts, error) {
+// read with the same Scope gave. Objects of other kinds, and of resource
+// types outside scope, are skipped before they are decoded into types.
+func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
+	if err := scope.check(); err != nil {
+		return nil, err
+	}
 	c := NewCollector()
+	c.keep = scope.Objects
 	dec := utilyaml.NewYAMLOrJSONDecoder(r, 1<<16)
 	var info *Info
 	seen := map[string]bool{}
@@ -170,6 +179,9 @@ func ReadDump(r io.Reader) (*Facts, error) {
 			}
 		}
 		for _, it := range items {
+			if res := cmp.Or(dumpResources[it.GetKind()], operatorResources[it.GetKind()]); res != "" && !scope.covers(res) {
+				continue
+			}
 			if err := addObject(c, it); err != nil {
 				return nil, fmt.Errorf("document %d: %s %s/%s: %w", n+1, it.GetKind(), it.GetNamespace(), it.GetName(), err)
 			}
@@ -179,14 +191,28 @@ func ReadDump(r io.Reader) (*Facts, error) {
 			}
 		}
 	}
+	inScope := func(resource string) bool {
+		if resource == "discovery" {
+			return scope.discovers()
+		}
+		return scope.covers(resource)
+	}
 	if info != nil {
-		c.SetServer(info.ServerVersion, info.ResourceAPIVersions)
+		served := info.ResourceAPIVersions
+		if !scope.discovers() {
+			served = nil
+		}
+		c.SetServer(info.ServerVersion, served)
 		c.SetNamespace(info.Namespace)
 		for _, r := range info.Read {
-			c.MarkRead(r)
+			if inScope(r) {
+				c.MarkRead(r)
+			}
 		}
 		for _, p := range info.Problems {
-			c.AddProblem(p.Resource, p.Reason)
+			if inScope(p.Resource) {
+				c.AddProblem(p.Resource, p.Reason)
+			}
 		}
 		return c.Facts(), nil
 	}
@@ -199,8 +225,13 @@ func ReadDump(r io.Reader) (*Facts, error) {
 	}
 	slices.SortFunc(served, compareAPIVersions)
 	c.SetServer("", served)
-	c.AddProblem("discovery", NotInDump)
+	if inScope("discovery") {
+		c.AddProblem("discovery", NotInDump)
+	}
 	for kind, res := range dumpResources {
+		if !inScope(res) {
+			continue
+		}
 		if seen[kind] {
 			c.MarkRead(res)
 		} else {

@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // Role says what a pod or DaemonSet does for devices.
@@ -43,6 +46,20 @@ type Facts struct {
 	Read []string `json:"read"`
 	// Problems are the resource types that could not be read, and why.
 	Problems []Problem `json:"problems"`
+
+	// Objects holds whole objects when the read's Scope asked for them
+	// (Scope.Objects), else nil. It is never part of the facts' JSON.
+	Objects *Objects `json:"-"`
+}
+
+// Objects are the whole Nodes, DaemonSets and ResourceQuotas of a read, in
+// the order they were read, without managedFields (as in a dump). bundle
+// needs them: its patches and rollbacks copy DaemonSets' affinity, and it
+// matches DaemonSets that no signature of ClassifyPod knows.
+type Objects struct {
+	Nodes      []corev1.Node
+	DaemonSets []appsv1.DaemonSet
+	Quotas     []corev1.ResourceQuota
 }
 
 // Problem is a resource type kubedra could not read.
@@ -79,7 +96,8 @@ type Node struct {
 	KubeletVersion string            `json:"kubeletVersion,omitempty"`
 	ProviderID     string            `json:"providerID,omitempty"`
 	// Pool is the node's pool and PoolLabel the label it came from (see
-	// PoolLabels); instance-type is the fallback; "" when none is set.
+	// PoolLabels), else the instance type (InstanceTypeLabel); "" when
+	// none is set.
 	Pool      string `json:"pool,omitempty"`
 	PoolLabel string `json:"poolLabel,omitempty"`
 	// Platform markers.
@@ -111,14 +129,19 @@ func (n Node) PoolName() string {
 
 // Placement is the part of a pod spec that decides where it may run.
 type Placement struct {
+	// NodeName pins the pod to one node ("" when unset).
+	NodeName     string              `json:"nodeName,omitempty"`
 	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
 	Affinity     *corev1.Affinity    `json:"affinity,omitempty"`
 	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+	// HostNetwork pods of a DaemonSet also tolerate
+	// node.kubernetes.io/network-unavailable (DaemonSetCanSchedule).
+	HostNetwork bool `json:"hostNetwork,omitempty"`
 }
 
 // PlacementOf extracts the placement of a pod spec.
 func PlacementOf(spec *corev1.PodSpec) Placement {
-	p := Placement{NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations}
+	p := Placement{NodeName: spec.NodeName, NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations, HostNetwork: spec.HostNetwork}
 	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
 		p.Affinity = &corev1.Affinity{NodeAffinity: spec.Affinity.NodeAffinity.DeepCopy()}
 	}
@@ -210,6 +233,12 @@ type Workload struct {
 	// Template is the pod spec of its first pod, trimmed to containers'
 	// names and resources and the placement fields.
 	Template *corev1.PodSpec `json:"template,omitempty"`
+	// Document is Template as a v1 Pod document, what inventory/detect
+	// reads (see podDocument); workloads with equal templates share one.
+	// It is nil when Template is, or when it could not be made: then
+	// DocumentError says why, and audit reports it.
+	Document      *inventory.Document `json:"-"`
+	DocumentError string              `json:"-"`
 }
 
 // Quota is a ResourceQuota with device keys.

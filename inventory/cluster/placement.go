@@ -10,10 +10,13 @@ import (
 )
 
 // CanSchedule reports whether a pod with placement p may be placed on node
-// n by nodeSelector, required node affinity and NoSchedule/NoExecute taints
-// (the checks the DaemonSet controller makes, pkg/controller/daemon
+// n by nodeName, nodeSelector, required node affinity and NoSchedule/NoExecute
+// taints (the checks the DaemonSet controller makes, pkg/controller/daemon
 // NodeShouldRunDaemonPod). When it may not, reason says why.
 func CanSchedule(p Placement, n *corev1.Node) (ok bool, reason string) {
+	if p.NodeName != "" && p.NodeName != n.Name {
+		return false, "spec.nodeName names another node"
+	}
 	match, err := nodeaffinity.NewRequiredNodeAffinity(p.NodeSelector, p.Affinity).Match(n)
 	if err != nil {
 		return false, fmt.Sprintf("invalid node affinity: %v", err)
@@ -34,19 +37,23 @@ func CanSchedule(p Placement, n *corev1.Node) (ok bool, reason string) {
 // daemonTolerations are the tolerations the DaemonSet controller adds to
 // every daemon pod (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations).
 var daemonTolerations = []corev1.Toleration{
-	{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
-	{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
-	{Key: "node.kubernetes.io/disk-pressure", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	{Key: "node.kubernetes.io/memory-pressure", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	{Key: "node.kubernetes.io/pid-pressure", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	{Key: "node.kubernetes.io/unschedulable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+	{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+	{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 }
 
 // DaemonSetCanSchedule is CanSchedule for a DaemonSet's pod template: it
 // adds the tolerations the DaemonSet controller gives every daemon pod, so a
-// cordoned or not-ready node still counts.
+// cordoned or not-ready node still counts (and, for host-network pods, a
+// node whose network is not ready yet).
 func DaemonSetCanSchedule(p Placement, n *corev1.Node) (bool, string) {
 	p.Tolerations = append(append([]corev1.Toleration(nil), p.Tolerations...), daemonTolerations...)
+	if p.HostNetwork {
+		p.Tolerations = append(p.Tolerations, corev1.Toleration{Key: corev1.TaintNodeNetworkUnavailable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	}
 	return CanSchedule(p, n)
 }
 

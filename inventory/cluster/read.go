@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -36,7 +37,11 @@ type Reader struct {
 	Namespace string
 	// PageSize is the list Limit; 0 means DefaultPageSize.
 	PageSize int64
-	// Dump, when set, receives every object read (see WriteDump).
+	// Scope limits what is read and says whether whole objects are kept;
+	// the zero Scope reads everything.
+	Scope Scope
+	// Dump, when set, receives every object read, as a DumpWriter writes
+	// it (ReadDump reads it back).
 	Dump io.Writer
 	// Progress, when set, is called after each page with the resource and
 	// the number of its objects read so far.
@@ -47,11 +52,15 @@ type Reader struct {
 // be reached at all (discovery of the server version fails); anything else
 // that cannot be read becomes a Problem in the Facts.
 func (r *Reader) Read(ctx context.Context) (*Facts, error) {
+	if err := r.Scope.check(); err != nil {
+		return nil, err
+	}
 	disc := r.Discovery
 	if disc == nil {
 		disc = r.Client.Discovery()
 	}
 	c := NewCollector()
+	c.keep = r.Scope.Objects
 	c.SetNamespace(r.Namespace)
 	var dump *DumpWriter
 	if r.Dump != nil {
@@ -62,9 +71,14 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the server version: %w", err)
 	}
-	served, operatorGVRs, derr := discover(disc)
-	if derr != nil {
-		c.AddProblem("discovery", derr.Error())
+	var served []string
+	var operatorGVRs []schema.GroupVersionResource
+	var derr error
+	if r.Scope.discovers() {
+		served, operatorGVRs, derr = discover(disc)
+		if derr != nil {
+			c.AddProblem("discovery", derr.Error())
+		}
 	}
 	c.SetServer(sv.GitVersion, served)
 
@@ -72,8 +86,11 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 	if lim <= 0 {
 		lim = DefaultPageSize
 	}
-	add := func(resource string, err error) {
-		if err != nil {
+	add := func(resource string, list func() error) {
+		if !r.Scope.covers(resource) {
+			return
+		}
+		if err := list(); err != nil {
 			c.AddProblem(resource, reason(err))
 			return
 		}
@@ -82,62 +99,32 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 	core, apps, batch := r.Client.CoreV1(), r.Client.AppsV1(), r.Client.BatchV1()
 	ns := r.Namespace
 
-	add("nodes", page(ctx, lim, r.progress("nodes"), func(o metav1.ListOptions) (*corev1.NodeList, error) {
-		return core.Nodes().List(ctx, o)
-	}, func(l *corev1.NodeList) (string, int) {
-		for i := range l.Items {
-			dump.Write(&l.Items[i], "v1", "Node")
-			c.AddNode(&l.Items[i])
-		}
-		return l.Continue, len(l.Items)
-	}))
+	add("nodes", func() error {
+		return listTyped(ctx, r, lim, "nodes", "v1", "Node", core.Nodes().List,
+			func(l *corev1.NodeList) ([]corev1.Node, string) { return l.Items, l.Continue }, c.AddNode, dump)
+	})
 	// DaemonSets are read in every namespace: plugins live in kube-system
 	// or an operator namespace whatever -n says.
-	add("daemonsets.apps", page(ctx, lim, r.progress("daemonsets"), func(o metav1.ListOptions) (*appsv1.DaemonSetList, error) {
-		return apps.DaemonSets("").List(ctx, o)
-	}, func(l *appsv1.DaemonSetList) (string, int) {
-		for i := range l.Items {
-			dump.Write(&l.Items[i], "apps/v1", "DaemonSet")
-			c.AddDaemonSet(&l.Items[i])
-		}
-		return l.Continue, len(l.Items)
-	}))
-	add("replicasets.apps", page(ctx, lim, r.progress("replicasets"), func(o metav1.ListOptions) (*appsv1.ReplicaSetList, error) {
-		return apps.ReplicaSets(ns).List(ctx, o)
-	}, func(l *appsv1.ReplicaSetList) (string, int) {
-		for i := range l.Items {
-			dump.Write(&l.Items[i], "apps/v1", "ReplicaSet")
-			c.AddReplicaSet(&l.Items[i])
-		}
-		return l.Continue, len(l.Items)
-	}))
-	add("jobs.batch", page(ctx, lim, r.progress("jobs"), func(o metav1.ListOptions) (*batchv1.JobList, error) {
-		return batch.Jobs(ns).List(ctx, o)
-	}, func(l *batchv1.JobList) (string, int) {
-		for i := range l.Items {
-			dump.Write(&l.Items[i], "batch/v1", "Job")
-			c.AddJob(&l.Items[i])
-		}
-		return l.Continue, len(l.Items)
-	}))
-	add("pods", page(ctx, lim, r.progress("pods"), func(o metav1.ListOptions) (*corev1.PodList, error) {
-		return core.Pods(ns).List(ctx, o)
-	}, func(l *corev1.PodList) (string, int) {
-		for i := range l.Items {
-			dump.Write(&l.Items[i], "v1", "Pod")
-			c.AddPod(&l.Items[i])
-		}
-		return l.Continue, len(l.Items)
-	}))
-	add("resourcequotas", page(ctx, lim, r.progress("resourcequotas"), func(o metav1.ListOptions) (*corev1.ResourceQuotaList, error) {
-		return core.ResourceQuotas(ns).List(ctx, o)
-	}, func(l *corev1.ResourceQuotaList) (string, int) {
-		for i := range l.Items {
-			dump.Write(&l.Items[i], "v1", "ResourceQuota")
-			c.AddQuota(&l.Items[i])
-		}
-		return l.Continue, len(l.Items)
-	}))
+	add("daemonsets.apps", func() error {
+		return listTyped(ctx, r, lim, "daemonsets", "apps/v1", "DaemonSet", apps.DaemonSets("").List,
+			func(l *appsv1.DaemonSetList) ([]appsv1.DaemonSet, string) { return l.Items, l.Continue }, c.AddDaemonSet, dump)
+	})
+	add("replicasets.apps", func() error {
+		return listTyped(ctx, r, lim, "replicasets", "apps/v1", "ReplicaSet", apps.ReplicaSets(ns).List,
+			func(l *appsv1.ReplicaSetList) ([]appsv1.ReplicaSet, string) { return l.Items, l.Continue }, c.AddReplicaSet, dump)
+	})
+	add("jobs.batch", func() error {
+		return listTyped(ctx, r, lim, "jobs", "batch/v1", "Job", batch.Jobs(ns).List,
+			func(l *batchv1.JobList) ([]batchv1.Job, string) { return l.Items, l.Continue }, c.AddJob, dump)
+	})
+	add("pods", func() error {
+		return listTyped(ctx, r, lim, "pods", "v1", "Pod", core.Pods(ns).List,
+			func(l *corev1.PodList) ([]corev1.Pod, string) { return l.Items, l.Continue }, c.AddPod, dump)
+	})
+	add("resourcequotas", func() error {
+		return listTyped(ctx, r, lim, "resourcequotas", "v1", "ResourceQuota", core.ResourceQuotas(ns).List,
+			func(l *corev1.ResourceQuotaList) ([]corev1.ResourceQuota, string) { return l.Items, l.Continue }, c.AddQuota, dump)
+	})
 
 	// resource.k8s.io in the newest served version.
 	draResources := []struct {
@@ -152,7 +139,9 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 	}
 	if len(listVersions) == 0 {
 		for _, d := range draResources {
-			c.AddProblem(d.name+".resource.k8s.io", "resource.k8s.io is not served by this cluster")
+			if rn := d.name + ".resource.k8s.io"; r.Scope.covers(rn) {
+				c.AddProblem(rn, "resource.k8s.io is not served by this cluster")
+			}
 		}
 	} else {
 		for _, d := range draResources {
@@ -162,12 +151,12 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 			if d.namespaced {
 				ri = r.Dynamic.Resource(gvr).Namespace(ns)
 			}
-			add(rn, r.listUnstructured(ctx, ri, lim, rn, c, dump))
+			add(rn, func() error { return r.listUnstructured(ctx, ri, lim, rn, c, dump) })
 		}
 	}
 	for _, gvr := range operatorGVRs {
 		rn := gvr.Resource + "." + gvr.Group
-		add(rn, r.listUnstructured(ctx, r.Dynamic.Resource(gvr), lim, rn, c, dump))
+		add(rn, func() error { return r.listUnstructured(ctx, r.Dynamic.Resource(gvr), lim, rn, c, dump) })
 	}
 
 	f := c.Facts()
@@ -177,6 +166,26 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 		}
 	}
 	return f, nil
+}
+
+// listTyped lists one typed resource page by page, writing each object to
+// the dump and folding it with add.
+func listTyped[L any, T any, PT interface {
+	*T
+	runtime.Object
+}](ctx context.Context, r *Reader, lim int64, progress, apiVersion, kind string,
+	list func(context.Context, metav1.ListOptions) (L, error), items func(L) ([]T, string), add func(PT), dump *DumpWriter) error {
+	return page(ctx, lim, r.progress(progress), func(o metav1.ListOptions) (L, error) {
+		return list(ctx, o)
+	}, func(l L) (string, int) {
+		objs, cont := items(l)
+		for i := range objs {
+			o := PT(&objs[i])
+			dump.Write(o, apiVersion, kind)
+			add(o)
+		}
+		return cont, len(objs)
+	})
 }
 
 func (r *Reader) listUnstructured(ctx context.Context, ri dynamic.ResourceInterface, lim int64, name string, c *Collector, dump *DumpWriter) error {

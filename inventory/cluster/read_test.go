@@ -28,7 +28,7 @@ func readDumpFile(t *testing.T, path string) *cluster.Facts {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	facts, err := cluster.ReadDump(f)
+	facts, err := cluster.ReadDump(f, cluster.Scope{})
 	if err != nil {
 		t.Fatalf("ReadDump: %v", err)
 	}
@@ -62,7 +62,7 @@ func TestLiveDumpAgree(t *testing.T) {
 	if d := cmp.Diff(jsonOf(t, fromFixture), jsonOf(t, live)); d != "" {
 		t.Errorf("live read differs from the fixture dump (-dump +live):\n%s", d)
 	}
-	again, err := cluster.ReadDump(&dump)
+	again, err := cluster.ReadDump(&dump, cluster.Scope{})
 	if err != nil {
 		t.Fatalf("reading our own dump: %v", err)
 	}
@@ -174,7 +174,7 @@ items:
   metadata: {name: s}
   spec: {driver: gpu.nvidia.com, nodeName: n1, pool: {name: p, generation: 1, resourceSliceCount: 1}, devices: [{name: gpu-0}]}
 `
-	f, err := cluster.ReadDump(strings.NewReader(in))
+	f, err := cluster.ReadDump(strings.NewReader(in), cluster.Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,53 +1,42 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/bundle"
-	"github.com/kubedra/kubedra/inventory/cluster"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/rules"
 )
 
 // BundleOptions are the flags of `kubedra bundle` and what the run needs.
 type BundleOptions struct {
 	IO IOStreams
+	clusterFlags
+	action.BundleOptions
 
-	ListDrivers bool
-	Output      string
+	ListDrivers, Force, FromCluster bool
+	Output                          report.Format
+}
 
-	Driver      string
-	Out         string
-	Force       bool
-	FromCluster bool
-	FromDump    string
-	Kubeconfig  string
-	Context     string
-	Pools       []string
-	PoolLabel   string
-	Target      rules.Version
-	Strategy    string
-
-	// ReadCluster returns the cluster as a dump stream; injected by tests.
-	ReadCluster func(ctx context.Context, kubeconfig, kubecontext string) ([]byte, error)
+// bindBundleCluster binds --from-dump, and of kubectl's flags only
+// --kubeconfig and --context.
+func bindBundleCluster(cmd *cobra.Command, c *clusterFlags, fromDump string) {
+	c.ConfigFlags = genericclioptions.NewConfigFlags(true)
+	cmd.Flags().StringVar(&c.FromDump, "from-dump", "", fromDump)
+	cmd.Flags().StringVar(c.ConfigFlags.KubeConfig, "kubeconfig", "", "path to the kubeconfig file")
+	cmd.Flags().StringVar(c.ConfigFlags.Context, "context", "", "kubeconfig context to use")
 }
 
 // NewCmdBundle builds `kubedra bundle` and `kubedra bundle verify`.
 func NewCmdBundle(streams IOStreams, runF func(*BundleOptions) error) *cobra.Command {
-	opts := &BundleOptions{IO: streams, Target: rules.DefaultTarget, Strategy: string(bundle.StrategyClaims), ReadCluster: readClusterDump}
+	opts := &BundleOptions{IO: streams, BundleOptions: action.BundleOptions{Target: rules.DefaultTarget, Strategy: bundle.StrategyClaims}}
 	cmd := &cobra.Command{
 		Use:   "bundle (--list-drivers | --driver NAME --out DIR)",
 		Short: "Write the cutover kit: driver install, plugin exclusion, DeviceClasses, quotas and PLAN.md",
@@ -85,7 +74,7 @@ func NewCmdBundle(streams IOStreams, runF func(*BundleOptions) error) *cobra.Com
 			case opts.FromCluster && opts.FromDump != "":
 				return FlagErrorf("--from-cluster and --from-dump cannot be used together")
 			}
-			if s := bundle.Strategy(opts.Strategy); s != bundle.StrategyClaims && s != bundle.StrategyExtendedResource {
+			if s := opts.Strategy; s != bundle.StrategyClaims && s != bundle.StrategyExtendedResource {
 				return FlagErrorf("--strategy must be claims or extended-resource, not %q", opts.Strategy)
 			}
 			if runF != nil {
@@ -96,187 +85,56 @@ func NewCmdBundle(streams IOStreams, runF func(*BundleOptions) error) *cobra.Com
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.ListDrivers, "list-drivers", false, "list the reference DRA drivers with their pinned releases")
-	f.StringVarP(&opts.Output, "output", "o", "table", "--list-drivers format: table, json or yaml")
+	report.AddFormatFlag(cmd, &opts.Output, report.DriverFormats, "--list-drivers format")
 	f.StringVar(&opts.Driver, "driver", "", "reference driver to install (see --list-drivers)")
 	f.StringVar(&opts.Out, "out", "", "folder to write the bundle to")
 	f.BoolVar(&opts.Force, "force", false, "replace a non-empty --out folder")
 	f.BoolVar(&opts.FromCluster, "from-cluster", false, "tailor the bundle to the cluster of --kubeconfig/--context")
-	f.StringVar(&opts.FromDump, "from-dump", "", "tailor the bundle to a dump (kubectl get nodes,daemonsets,resourcequotas -A -o yaml, or kubedra audit --dump)")
-	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
-	f.StringVar(&opts.Context, "context", "", "kubeconfig context to use")
+	bindBundleCluster(cmd, &opts.clusterFlags, "tailor the bundle to a dump (kubectl get nodes,daemonsets,resourcequotas -A -o yaml, or kubedra audit --dump)")
 	f.StringSliceVar(&opts.Pools, "pools", nil, "node pools to move, in order (values of the pool label); default: every pool with nodes of the family")
 	f.StringVar(&opts.PoolLabel, "pool-label", "", "node label that names pools (default: detected, e.g. eks.amazonaws.com/nodegroup)")
 	f.Var(&opts.Target, "target-version", "Kubernetes version the bundle targets (1.32-1.37)")
-	f.StringVar(&opts.Strategy, "strategy", opts.Strategy, "claims (workloads rewritten to ResourceClaims) or extended-resource (workloads unchanged, KEP-5004; 1.36+)")
+	f.StringVar((*string)(&opts.Strategy), "strategy", string(opts.Strategy), "claims (workloads rewritten to ResourceClaims) or extended-resource (workloads unchanged, KEP-5004; 1.36+)")
 	cmd.AddCommand(newCmdBundleVerify(streams, nil))
 	return cmd
 }
 
 func bundleRun(ctx context.Context, opts *BundleOptions) error {
 	if opts.ListDrivers {
-		return listDrivers(opts.IO.Out, opts.Output)
-	}
-	d, err := bundle.Lookup(opts.Driver)
-	if err != nil {
-		return FlagErrorf("%v", err)
-	}
-	var facts *bundle.Facts
-	if opts.FromCluster || opts.FromDump != "" {
-		facts, err = loadBundleFacts(ctx, opts.FromDump, opts.Kubeconfig, opts.Context, opts.ReadCluster)
+		all, err := bundle.Catalogue()
 		if err != nil {
 			return err
 		}
+		return report.DriverCatalogue(opts.IO.Out, all, opts.Output)
 	}
-	res, err := bundle.Generate(bundle.Options{
-		Driver: d, Pools: opts.Pools, PoolLabel: opts.PoolLabel, Target: opts.Target,
-		Strategy: bundle.Strategy(opts.Strategy), Facts: facts, Out: opts.Out,
-	})
-	if err != nil {
+	bo := opts.BundleOptions
+	if opts.FromCluster || opts.FromDump != "" {
+		src := opts.source(opts.IO.In)
+		bo.Source = &src
+	}
+	res, err := action.Bundle(ctx, bo)
+	var unknown *bundle.UnknownDriverError
+	if errors.As(err, &unknown) {
+		return &FlagError{Err: err}
+	} else if err != nil {
 		return fmt.Errorf("no bundle written: %w", err)
 	}
 	if err := bundle.Write(opts.Out, res.Tree, opts.Force); err != nil {
 		return err
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", w)
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "wrote %d files to %s; next: %s/PLAN.md\n", len(res.Tree), opts.Out, strings.TrimSuffix(opts.Out, "/"))
-	return nil
-}
-
-// loadBundleFacts reads a dump file, or the cluster through inventory/cluster,
-// into bundle facts, with the audit's plugin/driver detection attached.
-func loadBundleFacts(ctx context.Context, dump, kubeconfig, kubecontext string, read func(context.Context, string, string) ([]byte, error)) (*bundle.Facts, error) {
-	var data []byte
-	var source string
-	var err error
-	if dump != "" {
-		if data, err = os.ReadFile(dump); err != nil {
-			return nil, err
-		}
-		source = "dump " + dump
-	} else {
-		if data, err = read(ctx, kubeconfig, kubecontext); err != nil {
-			return nil, err
-		}
-		source = "cluster"
-		if kubecontext != "" {
-			source += " (context " + kubecontext + ")"
-		}
-	}
-	facts, err := bundle.ReadDump(bytes.NewReader(data), source)
-	if err != nil {
-		return nil, err
-	}
-	detected, err := cluster.ReadDump(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", source, err)
-	}
-	facts.Detected = map[string]bundle.Detection{}
-	for _, ds := range detected.DaemonSets {
-		facts.Detected[ds.Namespace+"/"+ds.Name] = bundle.Detection{Role: string(ds.Role), Family: ds.Family}
-	}
-	return facts, nil
-}
-
-// readClusterDump reads the cluster with inventory/cluster and returns the
-// objects as a dump stream.
-func readClusterDump(ctx context.Context, kubeconfig, kubecontext string) ([]byte, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubecontext}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if _, err := (&cluster.Reader{Client: client, Dynamic: dyn, Dump: &buf}).Read(ctx); err != nil {
-		return nil, fmt.Errorf("reading the cluster: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-// driverListItem is one row of --list-drivers in machine output.
-type driverListItem struct {
-	Name          string   `json:"name"`
-	Title         string   `json:"title"`
-	Release       string   `json:"release"`
-	URL           string   `json:"url"`
-	DRADriver     string   `json:"draDriver"`
-	Install       string   `json:"install"`
-	DeviceClasses []string `json:"deviceClasses"`
-	Replaces      []string `json:"replaces"`
-}
-
-func listDrivers(w io.Writer, output string) error {
-	all, err := bundle.Catalogue()
-	if err != nil {
-		return err
-	}
-	var items []driverListItem
-	for _, d := range all {
-		it := driverListItem{Name: d.Name, Title: d.Title, Release: d.Release.Version, URL: d.Release.URL, DRADriver: d.DRADriver, Replaces: d.Resources}
-		if h := d.Install.Helm; h != nil {
-			it.Install = "helm " + h.Chart
-			if h.Version != "" {
-				it.Install += " " + h.Version
-			}
-		} else {
-			it.Install = "manifests (embedded)"
-		}
-		for _, c := range d.DeviceClasses {
-			it.DeviceClasses = append(it.DeviceClasses, c.Name)
-		}
-		items = append(items, it)
-	}
-	switch output {
-	case "json", "yaml":
-		env := map[string]any{"apiVersion": "kubedra.dev/v1alpha1", "kind": "DriverCatalogue", "items": items}
-		var b []byte
-		if output == "json" {
-			b, err = json.MarshalIndent(env, "", "  ")
-			b = append(b, '\n')
-		} else {
-			b, err = yaml.Marshal(env)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	case "table", "":
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tRELEASE\tDRA DRIVER\tINSTALL\tDEVICECLASSES\tREPLACES")
-		for _, it := range items {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Name, it.Release, it.DRADriver, it.Install, strings.Join(it.DeviceClasses, ","), strings.Join(it.Replaces, ","))
-		}
-		return tw.Flush()
-	default:
-		return FlagErrorf("--output must be table, json or yaml, not %q", output)
-	}
+	return report.BundleWritten(opts.IO.ErrOut, res, opts.Out)
 }
 
 // BundleVerifyOptions are the flags of `kubedra bundle verify`.
 type BundleVerifyOptions struct {
-	IO         IOStreams
-	Dir        string
-	FromDump   string
-	Kubeconfig string
-	Context    string
-	Output     string
-
-	ReadCluster func(ctx context.Context, kubeconfig, kubecontext string) ([]byte, error)
+	IO IOStreams
+	clusterFlags
+	Dir    string
+	Output report.Format
 }
 
 func newCmdBundleVerify(streams IOStreams, runF func(*BundleVerifyOptions) error) *cobra.Command {
-	opts := &BundleVerifyOptions{IO: streams, ReadCluster: readClusterDump}
+	opts := &BundleVerifyOptions{IO: streams}
 	cmd := &cobra.Command{
 		Use:   "verify [--kubeconfig FILE --context NAME | --from-dump FILE] DIR",
 		Short: "Prove no node can run both the device plugin and the DRA driver of the bundle's family",
@@ -295,74 +153,24 @@ func newCmdBundleVerify(streams IOStreams, runF func(*BundleVerifyOptions) error
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			if opts.Output != "table" && opts.Output != "json" && opts.Output != "yaml" {
-				return FlagErrorf("--output must be table, json or yaml, not %q", opts.Output)
-			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return bundleVerifyRun(cmd.Context(), opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.FromDump, "from-dump", "", "check a dump instead of the cluster")
-	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
-	f.StringVar(&opts.Context, "context", "", "kubeconfig context to use")
-	f.StringVarP(&opts.Output, "output", "o", "table", "table, json or yaml")
+	bindBundleCluster(cmd, &opts.clusterFlags, "check a dump instead of the cluster")
+	report.AddFormatFlag(cmd, &opts.Output, report.DriverFormats, "")
 	return cmd
 }
 
 func bundleVerifyRun(ctx context.Context, opts *BundleVerifyOptions) error {
-	m, err := bundle.ReadManifest(opts.Dir)
+	r, err := action.BundleVerify(ctx, opts.Dir, opts.source(opts.IO.In))
 	if err != nil {
 		return err
 	}
-	d, err := bundle.Lookup(m.Driver)
-	if err != nil {
+	if err := report.BundleVerify(opts.IO.Out, opts.IO.ErrOut, r, opts.Output); err != nil {
 		return err
-	}
-	facts, err := loadBundleFacts(ctx, opts.FromDump, opts.Kubeconfig, opts.Context, opts.ReadCluster)
-	if err != nil {
-		return err
-	}
-	r := bundle.Verify(m, d, facts)
-	w := opts.IO.Out
-	switch opts.Output {
-	case "json", "yaml":
-		env := map[string]any{"apiVersion": "kubedra.dev/v1alpha1", "kind": "BundleVerifyReport", "family": r.Family,
-			"conflicts": r.Conflicts, "unserved": r.Unserved, "placements": r.Placements, "notes": r.Notes}
-		var b []byte
-		if opts.Output == "json" {
-			b, err = json.MarshalIndent(env, "", "  ")
-			b = append(b, '\n')
-		} else {
-			b, err = yaml.Marshal(env)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-	default:
-		if len(r.Conflicts) > 0 {
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tSTATE\tDEVICE PLUGIN\tDRA DRIVER")
-			for _, c := range r.Conflicts {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Node, c.State, c.Plugin, c.Driver)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintf(w, "no conflict: %d nodes checked for family %s (now, labelled, unlabelled)\n", len(r.Placements), r.Family)
-		}
-		for _, n := range r.Notes {
-			fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", n)
-		}
-		for _, n := range r.Unserved {
-			fmt.Fprintf(opts.IO.ErrOut, "warning: node %s is labelled %s=%s but no %s driver DaemonSet can run there\n", n, bundle.ModeLabel, bundle.ModeDRA, r.Family)
-		}
 	}
 	if len(r.Conflicts) > 0 {
 		return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d node state(s) where a device plugin of family %s and its DRA driver could both run", len(r.Conflicts), r.Family)}

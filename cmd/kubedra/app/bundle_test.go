@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -21,14 +21,19 @@ func bundleStreams() (IOStreams, *bytes.Buffer, *bytes.Buffer) {
 
 func TestBundleFlags(t *testing.T) {
 	tests := []struct {
-		name    string
-		args    []string
-		want    BundleOptions
-		wantErr string
+		name                        string
+		args                        []string
+		want                        BundleOptions
+		wantContext, wantKubeconfig string
+		wantErr                     string
 	}{
-		{name: "list", args: []string{"--list-drivers"}, want: BundleOptions{ListDrivers: true, Output: "table", Target: rules.DefaultTarget, Strategy: "claims"}},
-		{name: "full", args: []string{"--driver", "neuron", "--from-dump", "d.yaml", "--out", "o", "--pools", "trn2-a,trn2-b", "--target-version", "1.36", "--strategy", "extended-resource", "--force"},
-			want: BundleOptions{Driver: "neuron", FromDump: "d.yaml", Out: "o", Pools: []string{"trn2-a", "trn2-b"}, Target: rules.Version{Major: 1, Minor: 36}, Strategy: "extended-resource", Force: true, Output: "table"}},
+		{name: "list", args: []string{"--list-drivers"}, want: BundleOptions{ListDrivers: true, Output: "table", BundleOptions: action.BundleOptions{Target: rules.DefaultTarget, Strategy: "claims"}}},
+		{name: "full", args: []string{"--driver", "neuron", "--from-dump", "d.yaml", "--out", "o", "--pools", "trn2-a,trn2-b", "--target-version", "1.36", "--strategy", "extended-resource", "--force", "--context", "prod", "--kubeconfig", "/k"},
+			want: BundleOptions{clusterFlags: clusterFlags{FromDump: "d.yaml"}, Force: true, Output: "table", BundleOptions: action.BundleOptions{
+				Driver: "neuron", Out: "o", Pools: []string{"trn2-a", "trn2-b"}, Target: rules.Version{Major: 1, Minor: 36}, Strategy: "extended-resource"}},
+			wantContext: "prod", wantKubeconfig: "/k"},
+		{name: "bad output", args: []string{"--driver", "nvidia", "--out", "o", "-o", "bogus"}, wantErr: `unknown output format "bogus": use table, json, yaml`},
+		{name: "kubectl flags are not bundle's", args: []string{"--driver", "nvidia", "--out", "o", "--as", "bob"}, wantErr: "unknown flag: --as"},
 		{name: "no driver", args: []string{"--out", "o"}, wantErr: "--driver is required"},
 		{name: "no out", args: []string{"--driver", "nvidia"}, wantErr: "--out is required"},
 		{name: "both sources", args: []string{"--driver", "nvidia", "--out", "o", "--from-cluster", "--from-dump", "d"}, wantErr: "cannot be used together"},
@@ -53,8 +58,11 @@ func TestBundleFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got.IO, got.ReadCluster = IOStreams{}, nil
-			if diff := cmp.Diff(tt.want, *got); diff != "" {
+			if *got.ConfigFlags.Context != tt.wantContext || *got.ConfigFlags.KubeConfig != tt.wantKubeconfig {
+				t.Errorf("--context %q --kubeconfig %q, want %q %q", *got.ConfigFlags.Context, *got.ConfigFlags.KubeConfig, tt.wantContext, tt.wantKubeconfig)
+			}
+			got.IO, got.ConfigFlags = IOStreams{}, nil
+			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(BundleOptions{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
@@ -93,27 +101,17 @@ func TestBundleMain(t *testing.T) {
 	if _, err := os.Stat(out + "2"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed bundle left a folder behind: %v", err)
 	}
+	// An unknown -o fails when flags are parsed, with or without --list-drivers.
+	for _, args := range [][]string{{"bundle", "--driver", "example", "--out", out + "3", "-o", "bogus"}, {"bundle", "verify", "-o", "bogus", out}} {
+		if code, _, stderr = run(args...); code != ExitError || !strings.Contains(stderr, `unknown output format "bogus"`) {
+			t.Errorf("%v: exit %d, stderr %s", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(out + "3"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("bundle -o bogus wrote a folder: %v", err)
+	}
 	code, stdout, _ = run("bundle", "--list-drivers", "-o", "yaml")
 	if code != ExitOK || !strings.Contains(stdout, "kind: DriverCatalogue") || !strings.Contains(stdout, "release: v0.4.1") {
 		t.Errorf("--list-drivers -o yaml: exit %d\n%s", code, stdout)
-	}
-}
-
-func TestBundleFromClusterUsesReader(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "bundle", "testdata", "example-cluster.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	streams, _, _ := bundleStreams()
-	out := filepath.Join(t.TempDir(), "b")
-	var gotCtx string
-	opts := &BundleOptions{IO: streams, Driver: "example", Out: out, FromCluster: true, Context: "prod", Target: rules.DefaultTarget, Strategy: "claims",
-		ReadCluster: func(_ context.Context, _, kctx string) ([]byte, error) { gotCtx = kctx; return data, nil }}
-	if err := bundleRun(context.Background(), opts); err != nil {
-		t.Fatal(err)
-	}
-	plan, _ := os.ReadFile(filepath.Join(out, "PLAN.md"))
-	if gotCtx != "prod" || !strings.Contains(string(plan), "Cluster facts: cluster (context prod)") {
-		t.Errorf("context %q; PLAN.md header:\n%.400s", gotCtx, plan)
 	}
 }

@@ -56,7 +56,7 @@ func Load(path string) (*Fakes, error) {
 	return New(f)
 }
 
-// New seeds fakes from a YAML stream.
+// New seeds fakes from a YAML stream (documents, or kubectl's kind: List).
 func New(r io.Reader) (*Fakes, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
 	var typed []runtime.Object
@@ -74,6 +74,45 @@ func New(r io.Reader) (*Fakes, error) {
 	}
 	listKinds[schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"}] = "ClusterPolicyList"
 	listKinds[schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "gpuclusters"}] = "GPUClusterList"
+	add := func(m map[string]any) error {
+		u := &unstructured.Unstructured{Object: m}
+		conv := func(o runtime.Object) error {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, o); err != nil {
+				return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+			}
+			typed = append(typed, o)
+			return nil
+		}
+		switch u.GetAPIVersion() + " " + u.GetKind() {
+		case cluster.InfoAPIVersion + " " + cluster.InfoKind:
+			serverVersion, _, _ = unstructured.NestedString(m, "serverVersion")
+			resourceVersions, _, _ = unstructured.NestedStringSlice(m, "resourceAPIVersions")
+		case "v1 Node":
+			return conv(&corev1.Node{})
+		case "v1 Pod":
+			return conv(&corev1.Pod{})
+		case "v1 ResourceQuota":
+			return conv(&corev1.ResourceQuota{})
+		case "apps/v1 DaemonSet":
+			return conv(&appsv1.DaemonSet{})
+		case "apps/v1 ReplicaSet":
+			return conv(&appsv1.ReplicaSet{})
+		case "batch/v1 Job":
+			return conv(&batchv1.Job{})
+		default:
+			res, ok := unstructuredKinds[u.GetKind()]
+			if !ok {
+				return fmt.Errorf("clustertest: unsupported kind %s %s", u.GetAPIVersion(), u.GetKind())
+			}
+			uns = append(uns, u)
+			gv := u.GetAPIVersion()
+			if !hasResource(groupResources[gv], res) {
+				groupResources[gv] = append(groupResources[gv], metav1.APIResource{Name: res, Kind: u.GetKind(),
+					Namespaced: u.GetNamespace() != ""})
+			}
+		}
+		return nil
+	}
 	for {
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
@@ -85,45 +124,18 @@ func New(r io.Reader) (*Fakes, error) {
 		if m == nil {
 			continue
 		}
-		u := &unstructured.Unstructured{Object: m}
-		conv := func(o runtime.Object) error {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, o); err != nil {
-				return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
-			}
-			typed = append(typed, o)
-			return nil
+		objs := []any{m}
+		if u := (&unstructured.Unstructured{Object: m}); u.IsList() { // kubectl get -o yaml
+			objs, _, _ = unstructured.NestedSlice(m, "items")
 		}
-		var err error
-		switch u.GetAPIVersion() + " " + u.GetKind() {
-		case cluster.InfoAPIVersion + " " + cluster.InfoKind:
-			serverVersion, _, _ = unstructured.NestedString(m, "serverVersion")
-			resourceVersions, _, _ = unstructured.NestedStringSlice(m, "resourceAPIVersions")
-		case "v1 Node":
-			err = conv(&corev1.Node{})
-		case "v1 Pod":
-			err = conv(&corev1.Pod{})
-		case "v1 ResourceQuota":
-			err = conv(&corev1.ResourceQuota{})
-		case "apps/v1 DaemonSet":
-			err = conv(&appsv1.DaemonSet{})
-		case "apps/v1 ReplicaSet":
-			err = conv(&appsv1.ReplicaSet{})
-		case "batch/v1 Job":
-			err = conv(&batchv1.Job{})
-		default:
-			res, ok := unstructuredKinds[u.GetKind()]
+		for _, o := range objs {
+			om, ok := o.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("clustertest: unsupported kind %s %s", u.GetAPIVersion(), u.GetKind())
+				return nil, fmt.Errorf("clustertest: a list item is not an object: %v", o)
 			}
-			uns = append(uns, u)
-			gv := u.GetAPIVersion()
-			if !hasResource(groupResources[gv], res) {
-				groupResources[gv] = append(groupResources[gv], metav1.APIResource{Name: res, Kind: u.GetKind(),
-					Namespaced: u.GetNamespace() != ""})
+			if err := add(om); err != nil {
+				return nil, err
 			}
-		}
-		if err != nil {
-			return nil, err
 		}
 	}
 	client := fake.NewClientset(typed...)

@@ -5,14 +5,17 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"charm.land/lipgloss/v2"
 
 	"github.com/kubedra/kubedra/audit"
 )
 
-// AuditFormats are the formats Audit renders; the first is the default.
-var AuditFormats = []string{"table", "json", "yaml", "markdown"}
+// AuditFormats are the formats Audit renders; the first is the default,
+// and "md" is markdown.
+var AuditFormats = Formats{Names: []Format{"table", "json", "yaml", "markdown"}, Aliases: map[string]Format{"md": "markdown"}}
 
 var (
 	severityStyle = map[string]lipgloss.Style{
@@ -31,19 +34,29 @@ var (
 	}
 )
 
-// Audit writes r to w in format (table, json, yaml or markdown).
-func Audit(w io.Writer, r *audit.Report, format string, s Style) error {
+// Audit writes r to w in format (one of AuditFormats).
+func Audit(w io.Writer, r *audit.Report, format Format, s Style) error {
 	switch format {
 	case "json":
 		return JSON(w, r)
 	case "yaml":
 		return YAML(w, r)
-	case "markdown", "md":
+	case "markdown":
 		return auditMarkdown(w, r)
 	case "", "table":
 		return auditTable(w, r, s)
 	}
-	return fmt.Errorf("unknown output format %q: use %s", format, strings.Join(AuditFormats, ", "))
+	return fmt.Errorf("unknown output format %q: use %s", format, AuditFormats)
+}
+
+// StartReadProgress starts a Progress line that says which resource a live
+// read is listing and how many of its objects it has read; update is the
+// reader's progress callback.
+func StartReadProgress(w io.Writer) (p *Progress, update func(resource string, n int)) {
+	var line atomic.Value
+	line.Store("")
+	p = StartProgress(w, 500*time.Millisecond, func() string { return line.Load().(string) })
+	return p, func(resource string, n int) { line.Store(fmt.Sprintf("reading %s: %d", resource, n)) }
 }
 
 func styled(m map[string]lipgloss.Style, col int) func(row, c int, cell string) string {

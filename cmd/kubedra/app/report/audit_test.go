@@ -21,7 +21,7 @@ func auditFixture(t *testing.T) *audit.Report {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	facts, err := cluster.ReadDump(f)
+	facts, err := cluster.ReadDump(f, cluster.Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +33,9 @@ func auditFixture(t *testing.T) *audit.Report {
 func TestAuditGolden(t *testing.T) {
 	r := auditFixture(t)
 	for _, tc := range []struct {
-		name, format string
-		profile      colorprofile.Profile
+		name    string
+		format  Format
+		profile colorprofile.Profile
 	}{
 		{"table", "table", colorprofile.NoTTY},
 		{"table-ansi", "table", colorprofile.ANSI},
