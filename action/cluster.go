@@ -20,6 +20,9 @@ type ClusterSource struct {
 	// yaml|json output), or "-" for Stdin; "" reads the live cluster.
 	Dump  string
 	Stdin io.Reader
+	// Dir is the folder a relative Dump is read from ("": the process's
+	// working folder); String names the dump as given.
+	Dir string
 	// Getter reaches the live cluster (a genericclioptions.ConfigFlags).
 	Getter genericclioptions.RESTClientGetter
 	// Context is the kubeconfig context the user named ("" for the
@@ -77,7 +80,7 @@ func readDump(src ClusterSource) (*cluster.Facts, error) {
 		return nil, errors.New("reading dump -: no standard input")
 	}
 	if src.Dump != "-" {
-		f, err := os.Open(src.Dump)
+		f, err := os.Open(Input{Dir: src.Dir}.open(src.Dump))
 		if err != nil {
 			return nil, fmt.Errorf("reading dump: %w", err)
 		}

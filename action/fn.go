@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -204,4 +205,25 @@ func ParseFnConfig(fc *yaml.RNode, mode string) (FnConfig, error) {
 func IsGateError(err error) bool {
 	var ge *GateError
 	return errors.As(err, &ge)
+}
+
+// resourceListHeader and resourceListKind match the top-level apiVersion
+// and kind of a KRM ResourceList; documentEnd a document marker.
+var (
+	resourceListHeader = regexp.MustCompile(`(?m)^apiVersion: *["']?config\.kubernetes\.io/v1["']? *$`)
+	resourceListKind   = regexp.MustCompile(`(?m)^kind: *["']?ResourceList["']? *$`)
+	documentEnd        = regexp.MustCompile(`(?m)^(---|\.\.\.)[ \t]*$`)
+)
+
+// IsResourceList reports whether a stream that starts with head is a KRM
+// ResourceList: its first document has the ResourceList apiVersion and
+// kind at the top level (kustomize and kpt write them first).
+func IsResourceList(head []byte) bool {
+	if m := documentEnd.FindIndex(head); m != nil && m[0] == 0 {
+		head = head[m[1]:] // a leading marker opens the first document
+	}
+	if m := documentEnd.FindIndex(head); m != nil {
+		head = head[:m[0]]
+	}
+	return resourceListHeader.Match(head) && resourceListKind.Match(head)
 }

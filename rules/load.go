@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -92,7 +93,11 @@ func Default() *Set {
 // paths, in order (later files win). Every problem in every file is
 // reported, as LoadErrors with file:line. Callers that read rules from
 // stdin use LoadBytes.
-func Load(paths ...string) (*Set, error) {
+func Load(paths ...string) (*Set, error) { return LoadFrom("", paths...) }
+
+// LoadFrom is Load with relative paths read from the folder dir ("": the
+// process's working folder); errors name the paths as given.
+func LoadFrom(dir string, paths ...string) (*Set, error) {
 	srcs := []source{}
 	entries, err := builtinFS.ReadDir("builtin")
 	if err != nil {
@@ -107,7 +112,11 @@ func Load(paths ...string) (*Set, error) {
 	}
 	var errs LoadErrors
 	for i, p := range paths {
-		data, err := os.ReadFile(p)
+		open := p
+		if dir != "" && !filepath.IsAbs(p) {
+			open = filepath.Join(dir, p)
+		}
+		data, err := os.ReadFile(open)
 		if err != nil {
 			errs = append(errs, LoadError{File: p, Msg: fmt.Sprintf("reading rules: %v", errors.Unwrap(err))})
 			continue

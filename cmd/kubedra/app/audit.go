@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
-	"github.com/kubedra/kubedra/rules"
 )
 
 // AuditOptions are audit's flags and dependencies.
@@ -37,8 +35,8 @@ type clusterFlags struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 }
 
-func (c *clusterFlags) source(stdin io.Reader) action.ClusterSource {
-	return action.ClusterSource{Dump: c.FromDump, Stdin: stdin, Getter: c.ConfigFlags, Context: *c.ConfigFlags.Context}
+func (c *clusterFlags) source(streams IOStreams) action.ClusterSource {
+	return action.ClusterSource{Dump: c.FromDump, Stdin: streams.In, Dir: workdir(streams), Getter: c.ConfigFlags, Context: *c.ConfigFlags.Context}
 }
 
 // NewCmdAudit builds `kubedra audit`. runF replaces auditRun in tests.
@@ -97,17 +95,17 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 	if err != nil {
 		return &FlagError{Err: err}
 	}
-	set, err := rules.Load(opts.RulesFiles...)
+	set, err := loadRules(opts.IO, opts.RulesFiles)
 	if err != nil {
 		return err
 	}
-	src := opts.source(opts.IO.In)
+	src := opts.source(opts.IO)
 	if opts.namespaceSet && !opts.AllNamespaces {
 		src.Namespace = *opts.ConfigFlags.Namespace
 	}
 	var dump *os.File
 	if opts.Dump != "" {
-		if dump, err = os.Create(opts.Dump); err != nil {
+		if dump, err = os.Create(opts.IO.Path(opts.Dump)); err != nil {
 			return fmt.Errorf("creating dump: %w", err)
 		}
 		src.DumpTo = dump

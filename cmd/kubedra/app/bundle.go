@@ -109,7 +109,7 @@ func bundleRun(ctx context.Context, opts *BundleOptions) error {
 	}
 	bo := opts.BundleOptions
 	if opts.FromCluster || opts.FromDump != "" {
-		src := opts.source(opts.IO.In)
+		src := opts.source(opts.IO)
 		bo.Source = &src
 	}
 	res, err := action.Bundle(ctx, bo)
@@ -119,7 +119,7 @@ func bundleRun(ctx context.Context, opts *BundleOptions) error {
 	} else if err != nil {
 		return fmt.Errorf("no bundle written: %w", err)
 	}
-	if err := bundle.Write(opts.Out, res.Tree, opts.Force); err != nil {
+	if err := bundle.Write(opts.IO.Path(opts.Out), res.Tree, opts.Force); err != nil {
 		return err
 	}
 	return report.BundleWritten(opts.IO.ErrOut, res, opts.Out)
@@ -165,7 +165,7 @@ func newCmdBundleVerify(streams IOStreams, runF func(*BundleVerifyOptions) error
 }
 
 func bundleVerifyRun(ctx context.Context, opts *BundleVerifyOptions) error {
-	r, err := action.BundleVerify(ctx, opts.Dir, opts.source(opts.IO.In))
+	r, err := action.BundleVerify(ctx, opts.IO.Path(opts.Dir), opts.source(opts.IO))
 	if err != nil {
 		return err
 	}

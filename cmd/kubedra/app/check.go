@@ -33,7 +33,7 @@ type CheckOptions struct {
 	Quiet     bool
 
 	// cfg is the loaded .kubedra.yaml (its ignores are a planning option).
-	cfg *Config
+	cfg *action.Config
 	// name is the command as invoked ("kubedra check", "kubectl dra check").
 	name string
 }
@@ -139,13 +139,13 @@ func parseReportFlag(s string) (report.Format, string, error) {
 }
 
 func checkRun(cmd *cobra.Command, opts *CheckOptions) error {
-	set, err := rules.Load(opts.Rules...)
+	set, err := loadRules(opts.IO, opts.Rules)
 	if err != nil {
 		return fmt.Errorf("loading rules: %w", err)
 	}
 	gate, _ := action.ParseGate(opts.FailOn)
 	res, err := action.Check(cmd.Context(), inputOf(opts.IO, opts.Paths, false), action.CheckOptions{
-		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: opts.cfg.Ignores(opts.IO)},
+		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: opts.cfg.Ignores(workdir(opts.IO))},
 		FailOn:      gate, SkipsFail: opts.Strict,
 	})
 	if err != nil {

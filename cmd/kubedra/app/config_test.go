@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+
+	"github.com/kubedra/kubedra/action"
 )
 
 func configStreams(wd string, env map[string]string) IOStreams {
@@ -17,80 +19,11 @@ func configStreams(wd string, env map[string]string) IOStreams {
 	}
 }
 
-func TestLoadConfigDiscovery(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	sub := filepath.Join(root, "a", "b")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	checkWrite(t, filepath.Join(root, ConfigFileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
-	other := filepath.Join(root, "other.yaml")
-	checkWrite(t, other, "failOn: lossy\n")
-
-	tests := []struct {
-		name     string
-		wd       string
-		explicit string
-		env      map[string]string
-		wantPath string
-		wantFail string
-		wantErr  string
-	}{
-		{name: "in working folder", wd: root, wantPath: filepath.Join(root, ConfigFileName), wantFail: "unmapped"},
-		{name: "found above", wd: sub, wantPath: filepath.Join(root, ConfigFileName), wantFail: "unmapped"},
-		{name: "none found", wd: t.TempDir()},
-		{name: "env names file", wd: sub, env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: other, wantFail: "lossy"},
-		{name: "flag beats env", wd: sub, explicit: filepath.Join(root, ConfigFileName), env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: filepath.Join(root, ConfigFileName), wantFail: "unmapped"},
-		{name: "none disables", wd: sub, env: map[string]string{"KUBEDRA_CONFIG": "none"}},
-		{name: "relative to working folder", wd: root, explicit: "other.yaml", wantPath: other, wantFail: "lossy"},
-		{name: "missing explicit file", wd: root, explicit: "nope.yaml", wantErr: "reading config"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, err := LoadConfig(configStreams(tt.wd, tt.env), tt.explicit)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cfg.Path != tt.wantPath || cfg.FailOn != tt.wantFail {
-				t.Errorf("got path %q failOn %q, want %q %q", cfg.Path, cfg.FailOn, tt.wantPath, tt.wantFail)
-			}
-		})
-	}
-}
-
-func TestParseConfigErrors(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ name, in, want string }{
-		{"unknown key", "fail_on: any\n", "unknown field"},
-		{"ignore without reason", "ignore:\n- kind: Job\n", "reason is required"},
-		{"ignore matching everything", "ignore:\n- reason: x\n", "at least one of"},
-		{"bad glob", "ignore:\n- name: '[a'\n  reason: x\n", "pattern"},
-		{"wrong kind", "kind: Foo\n", "want Config"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := ParseConfig([]byte(tt.in))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want %q", err, tt.want)
-			}
-		})
-	}
-}
-
 // TestApplyDefaultsPrecedence: flags > KUBEDRA_* > .kubedra.yaml > built-in default.
 func TestApplyDefaultsPrecedence(t *testing.T) {
 	t.Parallel()
 	tru := true
-	cfg := &Config{Path: "/repo/.kubedra.yaml", FailOn: "lossy", Target: "1.33", Rules: []string{"r.yaml", "/abs/s.yaml"}, AllowLossy: &tru}
+	cfg := &action.Config{Path: "/repo/.kubedra.yaml", FailOn: "lossy", Target: "1.33", Rules: []string{"r.yaml", "/abs/s.yaml"}, AllowLossy: &tru}
 	tests := []struct {
 		name string
 		args []string

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -75,12 +74,6 @@ func fnRun(streams IOStreams, in io.Reader, mode string) error {
 	return err
 }
 
-// resourceListHeader matches the top-level apiVersion of a KRM ResourceList.
-var resourceListHeader = regexp.MustCompile(`(?m)^apiVersion: *["']?config\.kubernetes\.io/v1["']? *$`)
-
-// resourceListKind matches the top-level kind of a KRM ResourceList.
-var resourceListKind = regexp.MustCompile(`(?m)^kind: *["']?ResourceList["']? *$`)
-
 // answerResourceList handles kustomize or kpt running `kubedra check -` or
 // `kubedra migrate -` as an exec function: when stdin is the only input and
 // holds a KRM ResourceList, it answers as `kubedra fn` in mode and returns
@@ -97,13 +90,7 @@ func answerResourceList(streams *IOStreams, paths []string, mode string) (done b
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return true, fmt.Errorf("reading stdin: %w", err)
 	}
-	if m := documentEnd.FindIndex(head); m != nil && m[0] == 0 {
-		head = head[m[1]:] // a leading marker opens the first document
-	}
-	if m := documentEnd.FindIndex(head); m != nil {
-		head = head[:m[0]]
-	}
-	if !resourceListHeader.Match(head) || !resourceListKind.Match(head) {
+	if !action.IsResourceList(head) {
 		return false, nil
 	}
 	return true, fnRun(*streams, br, mode)
@@ -111,6 +98,3 @@ func answerResourceList(streams *IOStreams, paths []string, mode string) (done b
 
 // peekSize is how much of stdin answerResourceList looks at.
 const peekSize = 1 << 20
-
-// documentEnd finds the end of the first YAML document.
-var documentEnd = regexp.MustCompile(`(?m)^(---|\.\.\.)[ \t]*$`)

@@ -44,7 +44,7 @@ type MigrateOptions struct {
 	// Color is --color: auto, always or never.
 	Color string
 
-	cfg *Config
+	cfg *action.Config
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
@@ -173,7 +173,7 @@ func (o *MigrateOptions) validate() error {
 // migrateRun migrates: flags -> action.Migrate -> the plan, diff, stream
 // or files -> the summary on stderr.
 func migrateRun(ctx context.Context, opts *MigrateOptions) error {
-	set, err := rules.Load(opts.Rules...)
+	set, err := loadRules(opts.IO, opts.Rules)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 	in := inputOf(opts.IO, opts.Paths, opts.Example)
 	mopts := action.MigrateOptions{Rules: set, Out: opts.IO.Out, Color: prof != colorprofile.NoTTY, OutDir: opts.Out, PlanOnly: opts.Plan,
 		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share,
-			KeepNodeSelectors: opts.KeepNodeSelectors, Force: opts.Force, ClaimsFile: opts.ClaimsFile, Ignore: opts.cfg.Ignores(opts.IO)}}
+			KeepNodeSelectors: opts.KeepNodeSelectors, Force: opts.Force, ClaimsFile: opts.ClaimsFile, Ignore: opts.cfg.Ignores(workdir(opts.IO))}}
 	switch {
 	case in.Paths[0] == "-":
 		mopts.Output = emit.Stream

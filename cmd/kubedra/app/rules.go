@@ -1,20 +1,14 @@
 package app
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -23,7 +17,7 @@ type RulesOptions struct {
 	IO IOStreams
 
 	Rules  []string
-	Output string
+	Output report.Format
 
 	// show
 	Resource     string
@@ -66,93 +60,16 @@ func newCmdRulesList(streams IOStreams) *cobra.Command {
 		`),
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
-			if err := checkRulesOutput(opts.Output); err != nil {
+			set, err := loadRules(opts.IO, opts.Rules)
+			if err != nil {
 				return err
 			}
-			return rulesListRun(opts)
+			return report.RuleList(opts.IO.Out, set.Rules(), opts.Output)
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Rules, "rules", nil, "rules file to add (repeatable; later files win)")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table, json or yaml")
+	report.AddFormatFlag(cmd, &opts.Output, report.RuleFormats, "")
 	return cmd
-}
-
-func checkRulesOutput(o string) error {
-	switch o {
-	case "table", "json", "yaml":
-		return nil
-	}
-	return FlagErrorf("unknown output format %q: use table, json or yaml", o)
-}
-
-// ruleList is the machine form of `rules list`.
-type ruleList struct {
-	APIVersion string           `json:"apiVersion"`
-	Kind       string           `json:"kind"`
-	Items      []rules.RuleInfo `json:"items"`
-}
-
-func rulesListRun(opts *RulesOptions) error {
-	set, err := rules.Load(opts.Rules...)
-	if err != nil {
-		return err
-	}
-	items := set.Rules()
-	switch opts.Output {
-	case "json", "yaml":
-		return writeMachine(opts.IO.Out, opts.Output, ruleList{APIVersion: rules.APIVersion, Kind: "RuleList", Items: items})
-	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VENDOR\tRESOURCE\tWHEN\tCLASS\tSTATUS\tSOURCE\tAPPLIES")
-	for _, it := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", dash(it.Vendor), it.Resource, dash(it.When), dash(it.DeviceClass),
-			it.Status, it.Source, it.Applies)
-	}
-	return tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-var yaml11Bool = map[string]bool{"y": true, "yes": true, "n": true, "no": true, "on": true, "off": true, "true": true, "false": true}
-
-// writeMachine writes v as indented JSON or as YAML; YAML keeps the Go
-// types' field order (apiVersion and kind first) rather than sorting keys.
-func writeMachine(w io.Writer, format string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if format != "yaml" {
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	}
-	var n yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&n); err != nil {
-		return err
-	}
-	var block func(*yaml.Node)
-	block = func(x *yaml.Node) {
-		x.Style = 0
-		// YAML 1.1 readers take these for booleans: keep them quoted.
-		if x.Kind == yaml.ScalarNode && x.Tag == "!!str" && yaml11Bool[strings.ToLower(x.Value)] {
-			x.Style = yaml.DoubleQuotedStyle
-		}
-		for _, c := range x.Content {
-			block(c)
-		}
-	}
-	block(&n)
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(&n); err != nil {
-		return err
-	}
-	return enc.Close()
 }
 
 func newCmdRulesShow(streams IOStreams) *cobra.Command {
@@ -175,11 +92,6 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Resource = args[0]
-			switch opts.Output {
-			case "yaml", "json":
-			default:
-				return FlagErrorf("unknown output format %q: use yaml or json", opts.Output)
-			}
 			if opts.Count < 1 {
 				return FlagErrorf("--count must be at least 1")
 			}
@@ -192,7 +104,7 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Rules, "rules", nil, "rules file to add (repeatable; later files win)")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "yaml", "output format: yaml or json")
+	report.AddFormatFlag(cmd, &opts.Output, report.RuleShowFormats, "")
 	cmd.Flags().Var(&opts.Target, "target-version", "Kubernetes version the output is for (1.32-1.37)")
 	cmd.Flags().Int64Var(&opts.Count, "count", 1, "quantity the container requests")
 	cmd.Flags().BoolVar(&opts.Share, "share", false, "show the shared-claim form of sharing resources")
@@ -201,88 +113,20 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 	return cmd
 }
 
-// ruleShow is the decision document of `rules show`.
-type ruleShow struct {
-	APIVersion string           `json:"apiVersion"`
-	Kind       string           `json:"kind"`
-	Resource   string           `json:"resource"`
-	Target     string           `json:"target"`
-	Decision   rules.Decision   `json:"decision"`
-	UsedHints  []string         `json:"usedNodeSelectors,omitempty"`
-	Rules      []rules.RuleInfo `json:"rules"`
-}
-
 func rulesShowRun(opts *RulesOptions) error {
-	set, err := rules.Load(opts.Rules...)
+	set, err := loadRules(opts.IO, opts.Rules)
 	if err != nil {
 		return err
 	}
-	pod := rules.Pod{Requests: []rules.PodRequest{{
-		Container: "main", ContainerType: inventory.Container, Resource: opts.Resource, Quantity: fmt.Sprint(opts.Count),
-	}}}
-	for _, ns := range opts.NodeSelector {
-		k, v, _ := strings.Cut(ns, "=")
-		pod.Hints = append(pod.Hints, inventory.Hint{Kind: inventory.HintNodeSelector, Key: k, Values: []string{v},
-			Path: "spec.template.spec.nodeSelector." + k})
-	}
-	res, err := set.Resolve(pod, rules.Options{Target: opts.Target, AllowLossy: true, Share: opts.Share})
+	e, err := action.Explain(action.ExplainOptions{Rules: set, Resource: opts.Resource, Count: opts.Count, NodeSelector: opts.NodeSelector,
+		Target: opts.Target, Share: opts.Share, DeviceClass: opts.DeviceClass})
 	if err != nil {
 		return err
 	}
-	d := res.Decisions[0]
-	doc := ruleShow{APIVersion: rules.APIVersion, Kind: "RuleDecision", Resource: opts.Resource, Target: opts.Target.String(),
-		Decision: d, Rules: set.Matching(opts.Resource)}
-	for _, h := range res.UsedHints {
-		doc.UsedHints = append(doc.UsedHints, pod.Hints[h].Key)
+	for _, d := range e.Diagnostics {
+		fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", d.Severity, d.Message)
 	}
-	var objs []*yaml.RNode
-	if d.Claim >= 0 {
-		c := res.Claims[d.Claim]
-		enc := rules.EncodeClaimTemplate
-		if c.Shared {
-			enc = rules.EncodeClaim
-		}
-		n, err := enc(c.Name, "", c, opts.Target)
-		if err != nil {
-			return fmt.Errorf("encoding the claim for %s: %w", opts.Target, err)
-		}
-		objs = append(objs, n)
-	}
-	if opts.DeviceClass && d.ExtendedResource {
-		n, err := set.DeviceClass(d, opts.Target)
-		var ge *rules.GateError
-		if errors.As(err, &ge) {
-			// Shown anyway: the gate can be turned on (migrate --force).
-			fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
-			n, err = set.DeviceClassForced(d, opts.Target)
-		}
-		if err != nil {
-			return fmt.Errorf("DeviceClass for %s: %w", opts.Resource, err)
-		}
-		objs = append(objs, n)
-	}
-	if opts.Output == "json" {
-		out := []any{doc}
-		for _, n := range objs {
-			m, err := n.Map()
-			if err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return writeMachine(opts.IO.Out, "json", map[string]any{"apiVersion": rules.APIVersion, "kind": "List", "items": out})
-	}
-	if err := writeMachine(opts.IO.Out, "yaml", doc); err != nil {
-		return err
-	}
-	for _, n := range objs {
-		s, err := n.String()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.Out, "---\n%s", s)
-	}
-	return nil
+	return report.RuleShow(opts.IO.Out, e, opts.Resource, opts.Target, opts.Output)
 }
 
 func newCmdRulesValidate(streams IOStreams) *cobra.Command {
@@ -311,27 +155,13 @@ func newCmdRulesValidate(streams IOStreams) *cobra.Command {
 
 func rulesValidateRun(opts *RulesOptions) error {
 	failed := false
-	for _, f := range opts.Files {
-		var err error
-		if f == "-" {
-			var data []byte
-			data, err = io.ReadAll(opts.IO.In)
-			if err == nil {
-				_, err = rules.LoadBytes("-", data)
-			}
-		} else {
-			if _, serr := os.Stat(f); serr != nil {
-				err = fmt.Errorf("%s: %w", f, errors.Unwrap(serr))
-			} else {
-				_, err = rules.Load(f)
-			}
-		}
+	for i, err := range action.ValidateRules(opts.Files, opts.IO.In) {
 		if err != nil {
 			failed = true
 			fmt.Fprintln(opts.IO.ErrOut, err)
 			continue
 		}
-		fmt.Fprintf(opts.IO.Out, "%s: valid\n", f)
+		fmt.Fprintf(opts.IO.Out, "%s: valid\n", opts.Files[i])
 	}
 	if failed {
 		return &ExitCodeError{Code: ExitError}

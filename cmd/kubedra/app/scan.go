@@ -35,7 +35,7 @@ type ScanOptions struct {
 	Quiet      bool
 	// Config names the config file ("" finds .kubedra.yaml, "none" skips).
 	Config string
-	cfg    *Config
+	cfg    *action.Config
 
 	// ProgressAfter is how long a run goes before a progress line appears
 	// on a terminal's stderr.
@@ -136,7 +136,7 @@ func scanRun(opts *ScanOptions) error {
 	// held, so an in-process scan after other work does not thrash.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit()))
 	ctx := cmp.Or[context.Context](opts.Context, context.Background())
-	set, err := rules.Load(opts.RulesFiles...)
+	set, err := loadRules(opts.IO, opts.RulesFiles)
 	if err != nil {
 		return fmt.Errorf("loading rules: %w", err)
 	}
@@ -146,7 +146,7 @@ func scanRun(opts *ScanOptions) error {
 	}
 	in := inputOf(opts.IO, opts.Paths, opts.Example)
 	var files, findings atomic.Int64
-	sopts := action.ScanOptions{Rules: set, Target: opts.Target, Strict: opts.Strict, Ignore: opts.cfg.Ignores(opts.IO),
+	sopts := action.ScanOptions{Rules: set, Target: opts.Target, Strict: opts.Strict, Ignore: opts.cfg.Ignores(workdir(opts.IO)),
 		OnFile: func(n int) { files.Add(1); findings.Add(int64(n)) }}
 	var prog *report.Progress
 	if opts.IO.ErrTTY && !opts.Quiet && opts.IO.ErrOut != nil {

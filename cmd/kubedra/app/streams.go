@@ -3,8 +3,11 @@ package app
 import (
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/kubedra/kubedra/rules"
 )
 
 // IOStreams are the three standard streams plus what kubedra needs to know
@@ -52,4 +55,20 @@ func (s IOStreams) Getenv(key string) string {
 	}
 	v, _ := s.LookupEnv(key)
 	return v
+}
+
+// Path is where a path the user typed is: relative paths are under the
+// working folder (Getwd), so that a test can inject it without changing
+// the process's.
+func (s IOStreams) Path(p string) string {
+	if p == "" || p == "-" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(workdir(s), p)
+}
+
+// loadRules loads the built-in rules and the user's files, relative to the
+// working folder.
+func loadRules(s IOStreams, files []string) (*rules.Set, error) {
+	return rules.LoadFrom(workdir(s), files...)
 }

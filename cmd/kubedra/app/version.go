@@ -1,12 +1,12 @@
 package app
 
 import (
-	"encoding/json"
-	"fmt"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 )
 
 // Set by the linker: -X github.com/kubedra/kubedra/cmd/kubedra/app.version=...
@@ -17,13 +17,7 @@ var (
 )
 
 // BuildInfo describes the running binary.
-type BuildInfo struct {
-	Version   string `json:"version"`
-	Commit    string `json:"commit,omitempty"`
-	Date      string `json:"date,omitempty"`
-	GoVersion string `json:"goVersion"`
-	Platform  string `json:"platform"`
-}
+type BuildInfo report.VersionInfo
 
 // Build returns the version the linker injected, or, for `go install` builds,
 // what the module build info records.
@@ -55,7 +49,7 @@ func Build() BuildInfo {
 
 // NewCmdVersion prints the version.
 func NewCmdVersion(streams IOStreams) *cobra.Command {
-	var output string
+	var output report.Format
 	var short bool
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -63,32 +57,10 @@ func NewCmdVersion(streams IOStreams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := Build()
-			switch output {
-			case "json":
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(b)
-			case "", "text":
-			default:
-				return FlagErrorf("unknown output format %q: use text or json", output)
-			}
-			if short {
-				fmt.Fprintln(streams.Out, b.Version)
-				return nil
-			}
-			fmt.Fprintf(streams.Out, "kubedra %s", b.Version)
-			if b.Commit != "" {
-				fmt.Fprintf(streams.Out, " (commit %s", b.Commit)
-				if b.Date != "" {
-					fmt.Fprintf(streams.Out, ", built %s", b.Date)
-				}
-				fmt.Fprint(streams.Out, ")")
-			}
-			fmt.Fprintf(streams.Out, " %s %s\n", b.GoVersion, b.Platform)
-			return nil
+			return report.Version(streams.Out, report.VersionInfo(b), output, short)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: text or json")
+	report.AddFormatFlag(cmd, &output, report.VersionFormats, "")
 	cmd.Flags().BoolVar(&short, "short", false, "print only the version")
 	return cmd
 }

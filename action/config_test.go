@@ -1,0 +1,89 @@
+package action_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubedra/kubedra/action"
+)
+
+func write(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadConfigDiscovery(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sub := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, action.ConfigFileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
+	other := filepath.Join(root, "other.yaml")
+	write(t, other, "failOn: lossy\n")
+
+	tests := []struct {
+		name     string
+		wd       string
+		explicit string
+		env      map[string]string
+		wantPath string
+		wantFail string
+		wantErr  string
+	}{
+		{name: "in working folder", wd: root, wantPath: filepath.Join(root, action.ConfigFileName), wantFail: "unmapped"},
+		{name: "found above", wd: sub, wantPath: filepath.Join(root, action.ConfigFileName), wantFail: "unmapped"},
+		{name: "none found", wd: t.TempDir()},
+		{name: "env names file", wd: sub, env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: other, wantFail: "lossy"},
+		{name: "flag beats env", wd: sub, explicit: filepath.Join(root, action.ConfigFileName), env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: filepath.Join(root, action.ConfigFileName), wantFail: "unmapped"},
+		{name: "none disables", wd: sub, env: map[string]string{"KUBEDRA_CONFIG": "none"}},
+		{name: "relative to working folder", wd: root, explicit: "other.yaml", wantPath: other, wantFail: "lossy"},
+		{name: "missing explicit file", wd: root, explicit: "nope.yaml", wantErr: "reading config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := action.LoadConfig(tt.explicit, func(k string) string { return tt.env[k] }, tt.wd)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Path != tt.wantPath || cfg.FailOn != tt.wantFail {
+				t.Errorf("got path %q failOn %q, want %q %q", cfg.Path, cfg.FailOn, tt.wantPath, tt.wantFail)
+			}
+		})
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, in, want string }{
+		{"unknown key", "fail_on: any\n", "unknown field"},
+		{"ignore without reason", "ignore:\n- kind: Job\n", "reason is required"},
+		{"ignore matching everything", "ignore:\n- reason: x\n", "at least one of"},
+		{"bad glob", "ignore:\n- name: '[a'\n  reason: x\n", "pattern"},
+		{"wrong kind", "kind: Foo\n", "want Config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := action.ParseConfig([]byte(tt.in))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
