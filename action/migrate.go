@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -115,8 +116,15 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	if err := m.reserveExisting(ctx); err != nil {
 		return nil, err
 	}
-	fopts := files.Options{Dir: in.Dir, Ordered: true, Batch: batchSize, KeepData: true, Prepare: m.prepare}
-	if err := files.Read(ctx, in.Paths, in.Stdin, fopts, m.file); err != nil {
+	// More readers than cores: a reader waiting for its turn to be written
+	// must not leave a core idle while a large file ahead is still parsed.
+	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: 4 * runtime.GOMAXPROCS(0), Batch: batchSize, KeepData: true, Prepare: m.prepare}
+	m.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
+	err = files.Read(ctx, in.Paths, in.Stdin, fopts, m.file)
+	if m.emit != nil {
+		m.drain(true)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if m.emit != nil {
@@ -141,6 +149,8 @@ type migration struct {
 	prepared map[*files.File]*prepared
 
 	cur    *fileState
+	queue  []*job
+	sem    chan struct{}
 	dcs    []*plan.Object
 	claims map[string][]*yaml.RNode // claims file -> new objects
 	kustom map[string][]string      // kustomization -> claims files to list
@@ -267,76 +277,124 @@ func (m *migration) file(f *files.File) error {
 	st.classes = append(st.classes, p.classes...)
 	m.planner.Reserve(p.existing...)
 
-	stream := m.emit != nil && m.emit.Mode == emit.Stream
-	if st.out == nil && m.emit != nil && !st.unread && st.failed == nil && (stream || !(f.Batch == 0 && f.Last)) {
-		// A file of several batches is written as it is read; a file of
-		// one batch only when its plan changes it.
-		if err := m.begin(st); err != nil {
-			return nil
-		}
-	}
-	if !st.unread && st.failed == nil {
+	var fp *plan.FilePlan
+	if !st.unread {
 		r := m.planner.File(f.Path, p.findings)
 		st.diags = append(st.diags, r.Diagnostics...)
 		st.workloads = append(st.workloads, r.Workloads...)
 		m.dcs = append(m.dcs, r.DeviceClasses...)
 		st.planned += len(p.findings)
-		if r.Plan != nil {
+		if fp = r.Plan; fp != nil {
 			if m.res.Plan != nil {
-				st.plans = append(st.plans, r.Plan)
+				st.plans = append(st.plans, fp)
 			}
-			if r.Plan.ClaimsFile != "" {
-				st.claimsFile, st.kustomization = r.Plan.ClaimsFile, r.Plan.Kustomization
+			if fp.ClaimsFile != "" {
+				st.claimsFile, st.kustomization = fp.ClaimsFile, fp.Kustomization
 			}
-			for _, dp := range r.Plan.Docs {
+			for _, dp := range fp.Docs {
 				st.migrated++
 				st.added += len(dp.Objects)
 			}
 		}
-		if m.emit != nil {
-			m.rewrite(st, f, r.Plan)
+	}
+	if f.Last {
+		m.cur = nil
+	}
+	if m.emit == nil {
+		if f.Last {
+			m.end(st)
 		}
-	} else if st.out != nil {
-		st.out.Equal(f.Data)
+		return nil
+	}
+	m.enqueue(&job{st: st, f: f, fp: fp})
+	return nil
+}
+
+// job is one planned batch on its way out: rewritten in parallel with
+// later batches, written in input order.
+type job struct {
+	st   *fileState
+	f    *files.File
+	fp   *plan.FilePlan
+	done chan struct{} // closed when res and err are set; nil: no rewrite
+	res  rewrite.Result
+	err  error
+}
+
+// enqueue starts a batch's rewrite and writes the batches whose turn has
+// come. Rewrites run on up to GOMAXPROCS goroutines, and at most twice as
+// many batches wait, so memory stays bounded.
+func (m *migration) enqueue(j *job) {
+	if j.fp != nil && !j.st.unread {
+		j.done = make(chan struct{})
+		m.sem <- struct{}{}
+		go func() {
+			defer func() { <-m.sem; close(j.done) }()
+			j.res, j.err = rewrite.File(j.f.Data, j.f.Offset, j.f.Docs, j.fp)
+		}()
+	}
+	m.queue = append(m.queue, j)
+	m.drain(false)
+}
+
+// drain writes queued batches in order: those already rewritten, and, to
+// keep the queue short (or with all at the end), the ones it waits for.
+func (m *migration) drain(all bool) {
+	for len(m.queue) > 0 {
+		j := m.queue[0]
+		if j.done != nil {
+			if all || len(m.queue) > 2*cap(m.sem) {
+				<-j.done
+			} else {
+				select {
+				case <-j.done:
+				default:
+					return
+				}
+			}
+		}
+		m.queue[0] = nil
+		m.queue = m.queue[1:]
+		m.write(j)
+	}
+}
+
+// write hands one batch's pieces to its file's output, and ends the file
+// after its last batch.
+func (m *migration) write(j *job) {
+	st, f := j.st, j.f
+	stream := m.emit.Mode == emit.Stream
+	// A file of several batches is written as it is read; a file of one
+	// batch only when its plan changes it. A stream is always passed on.
+	if st.out == nil && st.failed == nil && (stream || !st.unread && (j.fp != nil || f.Batch > 0 || !f.Last)) {
+		out, err := m.emit.Begin(st.path, false)
+		if err != nil {
+			st.failed = err
+		}
+		st.out = out
+	}
+	if st.out != nil {
+		if j.err != nil && st.failed == nil {
+			st.failed = j.err
+		}
+		pieces := []rewrite.Piece{{Old: f.Data, New: f.Data}}
+		if j.done != nil && st.failed == nil {
+			pieces = j.res.Pieces
+			st.claims = append(st.claims, j.res.Objects...)
+		}
+		// A failed file's stream is still passed on (Abort prints it).
+		if st.failed == nil || stream {
+			st.lastNew = st.lastNew[:0]
+			for _, pc := range pieces {
+				if err := st.out.Change(pc.Old, pc.New); err != nil && st.failed == nil {
+					st.failed = err
+				}
+				st.lastNew = append(st.lastNew, pc.New...)
+			}
+		}
 	}
 	if f.Last {
 		m.end(st)
-		m.cur = nil
-	}
-	return nil
-}
-
-func (m *migration) begin(st *fileState) error {
-	out, err := m.emit.Begin(st.path, false)
-	if err != nil {
-		st.failed = err
-		return err
-	}
-	st.out = out
-	return nil
-}
-
-// rewrite rewrites one batch and hands its pieces to the file's output.
-func (m *migration) rewrite(st *fileState, f *files.File, fp *plan.FilePlan) {
-	if fp != nil && st.out == nil {
-		if m.begin(st) != nil {
-			return
-		}
-	}
-	if st.out == nil {
-		return
-	}
-	r, err := rewrite.File(f.Data, f.Offset, f.Docs, fp)
-	if err != nil {
-		st.failed = err
-	}
-	st.claims = append(st.claims, r.Objects...)
-	st.lastNew = st.lastNew[:0]
-	for _, pc := range r.Pieces {
-		if err := st.out.Change(pc.Old, pc.New); err != nil && st.failed == nil {
-			st.failed = err
-		}
-		st.lastNew = append(st.lastNew, pc.New...)
 	}
 }
 

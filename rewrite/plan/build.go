@@ -3,11 +3,14 @@ package plan
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rules"
@@ -107,6 +110,53 @@ type Planner struct {
 	// a hash of the pod template and claim that made them, or existing.
 	names map[string]owner
 	erns  map[string]bool // extendedResourceNames already given a DeviceClass
+	// encoded holds each distinct claim encoded once, under a placeholder
+	// name: most workloads of a repo ask for the same few claims, and
+	// encoding one goes through its typed API object.
+	encoded map[encodedKey]*yaml.RNode
+}
+
+type encodedKey struct {
+	shared, namespaced bool
+	claim              string // the claim's JSON
+}
+
+// placeholder names an encoded claim until it is copied for a workload.
+const placeholder = "kubedra-placeholder"
+
+// encode returns the claim template (or shared claim) for c named name in
+// namespace: a copy of the one encoded for an equal claim, renamed.
+func (b *builder) encode(name, namespace string, c rules.Claim) (*yaml.RNode, error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	k := encodedKey{shared: c.Shared, namespaced: namespace != "", claim: string(raw)}
+	n, ok := b.encoded[k]
+	if !ok {
+		enc := b.opts.Encoder.ClaimTemplate
+		if c.Shared {
+			enc = b.opts.Encoder.Claim
+		}
+		ns := ""
+		if namespace != "" {
+			ns = placeholder
+		}
+		if n, err = enc(placeholder, ns, c, b.opts.Target); err != nil {
+			return nil, err
+		}
+		b.encoded[k] = n
+	}
+	out := n.Copy()
+	if err := out.SetName(name); err != nil {
+		return nil, err
+	}
+	if namespace != "" {
+		if err := out.SetNamespace(namespace); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // NewPlanner checks the options and returns a Planner; an error means the
@@ -121,7 +171,7 @@ func NewPlanner(r Resolver, opts Options) (*Planner, error) {
 	if opts.Encoder == nil {
 		return nil, fmt.Errorf("no encoder for claims and DeviceClasses")
 	}
-	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}}
+	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}, encoded: map[encodedKey]*yaml.RNode{}}
 	p.Reserve(opts.Existing...)
 	return p, nil
 }
@@ -453,11 +503,7 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 					}
 				}
 				objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, Key(pd.findings[0])+"\x00"+c.Name, first.Kind)
-				enc := b.opts.Encoder.ClaimTemplate
-				if c.Shared {
-					enc = b.opts.Encoder.Claim
-				}
-				n, err := enc(objName, first.Namespace, c, b.opts.Target)
+				n, err := b.encode(objName, first.Namespace, c)
 				if err != nil {
 					for _, f := range pd.findings {
 						b.diag(inventory.Error, RuleEncode, f, "left unchanged: encoding the claim: "+err.Error(), "")

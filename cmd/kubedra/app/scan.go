@@ -134,7 +134,7 @@ func scanRun(opts *ScanOptions) error {
 	// GC (GOGC=400, reference/perf.md) pushed that file's peak RSS to
 	// ~155-190 MB; with this limit it is ~120-130 MB. Relative to what is
 	// held, so an in-process scan after other work does not thrash.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit()))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit(64 << 20)))
 	ctx := cmp.Or[context.Context](opts.Context, context.Background())
 	set, err := loadRules(opts.IO, opts.RulesFiles)
 	if err != nil {
@@ -178,11 +178,12 @@ func scanRun(opts *ScanOptions) error {
 	return &ExitCodeError{Code: ExitError, Err: msg}
 }
 
-// memoryLimit is 64 MiB above the heap the process holds.
-func memoryLimit() int64 {
+// memoryLimit is a soft memory limit extra bytes above the heap the
+// process holds.
+func memoryLimit(extra int64) int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc) + 64<<20
+	return int64(m.HeapAlloc) + extra
 }
 
 // inputOf is what a manifest command reads: its paths from the working
