@@ -17,7 +17,11 @@ import (
 //     without a cluster;
 //   - only inventory/cluster (and its test helpers below it, clustertest)
 //     imports client-go directly; in particular nothing under cmd/ does:
-//     commands reach a cluster through action.ClusterSource.
+//     commands reach a cluster through action.ClusterSource;
+//   - stages import only what comes before them (layers below):
+//     inventory/detect reports facts without rules, plan decides without
+//     YAML output, rewrite changes documents without writing them, and
+//     only cmd/ imports action.
 func TestDependencyDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports,Deps", "./...").Output()
 	if err != nil {
@@ -58,6 +62,22 @@ func TestDependencyDirection(t *testing.T) {
 				t.Errorf("%s imports %s: only inventory/cluster imports client-go", p.ImportPath, d)
 			}
 		}
+		for _, rule := range layers {
+			if pkg != rule.pkg && !strings.HasPrefix(pkg, rule.pkg+"/") || slices.Contains(rule.except, pkg) {
+				continue
+			}
+			for _, d := range p.Imports {
+				dep := strings.TrimPrefix(strings.TrimPrefix(d, mod), "/")
+				if !strings.HasPrefix(d, mod+"/") {
+					continue
+				}
+				for _, f := range rule.forbidden {
+					if dep == f || strings.HasPrefix(dep, f+"/") {
+						t.Errorf("%s imports %s: %s", p.ImportPath, d, rule.why)
+					}
+				}
+			}
+		}
 		clientFree := pkg == "inventory" || strings.HasPrefix(pkg, "inventory/detect") ||
 			strings.HasPrefix(pkg, "inventory/files") || strings.HasPrefix(pkg, "rules") || strings.HasPrefix(pkg, "rewrite")
 		if clientFree {
@@ -75,4 +95,33 @@ func TestDependencyDirection(t *testing.T) {
 	if !clusterImports {
 		t.Fatal("inventory/cluster does not import client-go: the client-go rule would prove nothing")
 	}
+}
+
+// layers are the import rules between kubedra's own packages: a package
+// (and those below it, but for except) must not import the forbidden ones.
+var layers = []struct {
+	pkg       string
+	except    []string
+	forbidden []string
+	why       string
+}{
+	{pkg: "inventory", except: []string{"inventory/cluster"}, forbidden: []string{"rules", "rewrite", "action", "audit", "bundle", "cmd"},
+		why: "inventory reads what exists; detection reports facts, decisions come later (rules, plan)"},
+	{pkg: "inventory/cluster", forbidden: []string{"rules", "rewrite", "action", "audit", "bundle", "cmd"},
+		why: "a source only reads"},
+	{pkg: "rules", forbidden: []string{"inventory/files", "inventory/cluster", "rewrite", "action", "audit", "bundle", "cmd"},
+		why: "rules map resources; they never read manifests or clusters"},
+	{pkg: "rewrite/plan", forbidden: []string{"inventory/files", "inventory/cluster", "rewrite/emit", "action", "audit", "bundle", "cmd"},
+		why: "plan decides on findings; it does not read, edit or write files"},
+	{pkg: "rewrite", except: []string{"rewrite/plan", "rewrite/plan/plantest", "rewrite/emit"},
+		forbidden: []string{"inventory/files", "inventory/cluster", "rewrite/emit", "action", "audit", "bundle", "cmd"},
+		why:       "rewrite edits documents it is given; reading and writing are the sources' and emit's"},
+	{pkg: "rewrite/emit", forbidden: []string{"inventory/cluster", "rules", "action", "audit", "bundle", "cmd"},
+		why: "emit writes what it is given"},
+	{pkg: "audit", forbidden: []string{"inventory/files", "rewrite/emit", "action", "bundle", "cmd"},
+		why: "audit judges cluster facts"},
+	{pkg: "bundle", forbidden: []string{"inventory/files", "rewrite", "action", "audit", "cmd"},
+		why: "bundle builds the cutover kit from cluster facts"},
+	{pkg: "action", forbidden: []string{"cmd"},
+		why: "actions never touch flags, streams or exit codes"},
 }
