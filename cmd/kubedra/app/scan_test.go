@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,14 +15,6 @@ import (
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
-
-func testStreams(in string, env map[string]string) (app.IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	var out, errOut bytes.Buffer
-	return app.IOStreams{
-		In: strings.NewReader(in), Out: &out, ErrOut: &errOut,
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-	}, &out, &errOut
-}
 
 func TestScanFlags(t *testing.T) {
 	t.Parallel()
@@ -49,7 +42,7 @@ func TestScanFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			streams, _, _ := testStreams("", nil)
+			streams, _, _ := app.TestStreams("", nil, "")
 			var got *app.ScanOptions
 			cmd := app.NewCmdScan(streams, func(o *app.ScanOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
@@ -77,20 +70,25 @@ func TestScanFlags(t *testing.T) {
 // TestScanManifests is the golden JSON of the fixture tree
 // testdata/manifests: real files from the corpus and cases per kind family.
 func TestScanManifests(t *testing.T) {
-	t.Chdir("../../..")
-	streams, out, errOut := testStreams("", nil)
-	code := app.Main([]string{"kubedra", "scan", "-o", "json", "testdata/manifests"}, streams)
+	t.Parallel()
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Run from the repository's root, so that paths in the report are
+	// testdata/manifests/...
+	code, out, stderr := app.Invoke(t, app.Invocation{Args: []string{"scan", "-o", "json", "testdata/manifests"}, Dir: root})
 	if code != app.ExitError {
 		t.Errorf("exit code %d, want %d (testdata/manifests/own/broken.yaml)", code, app.ExitError)
 	}
-	if want := "kubedra: 1 input could not be read or parsed (listed under skipped)\n"; errOut.String() != want {
-		t.Errorf("stderr = %q, want %q", errOut.String(), want)
+	if want := "kubedra: 1 input could not be read or parsed (listed under skipped)\n"; stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
 	}
 	var r plan.Report
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("output is not JSON: %v", err)
 	}
-	golden.Check(t, "cmd/kubedra/app/testdata/TestScanManifests.golden.json", out.Bytes())
+	golden.Check(t, "testdata/TestScanManifests.golden.json", []byte(out))
 }
 
 // TestScanColor checks the colour policy end to end: escapes only when
@@ -116,14 +114,12 @@ func TestScanColor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			streams, out, _ := testStreams("", tt.env)
-			streams.OutTTY = tt.tty
-			args := append([]string{"kubedra", "scan", "--example"}, tt.args...)
-			if code := app.Main(args, streams); code != 0 {
+			code, out, _ := app.Invoke(t, app.Invocation{Args: append([]string{"scan", "--example"}, tt.args...), Env: tt.env, OutTTY: tt.tty})
+			if code != 0 {
 				t.Fatalf("exit code %d", code)
 			}
-			if got := bytes.Contains(out.Bytes(), []byte("\x1b[")); got != tt.wantESC {
-				t.Errorf("escape sequences = %v, want %v:\n%q", got, tt.wantESC, out.String())
+			if got := strings.Contains(out, "\x1b["); got != tt.wantESC {
+				t.Errorf("escape sequences = %v, want %v:\n%q", got, tt.wantESC, out)
 			}
 		})
 	}
