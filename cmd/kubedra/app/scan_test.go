@@ -124,3 +124,33 @@ func TestScanColor(t *testing.T) {
 		})
 	}
 }
+
+// TestScanPathsEndingInDash: only "-" itself is stdin, so paths whose
+// names end in "-" are scanned like any other (issue 11), while "-" twice
+// is still a usage error.
+func TestScanPathsEndingInDash(t *testing.T) {
+	t.Parallel()
+	wd := app.WriteFiles(t, t.TempDir(), map[string]string{
+		"dir-/gpu.yaml": gpuPod,
+		"x-":            gpuPod,
+	})
+	code, out, stderr := app.Invoke(t, app.Invocation{Args: []string{"scan", "-o", "json", "dir-", "x-"}, Dir: wd})
+	if code != app.ExitOK || stderr != "" {
+		t.Fatalf("scan dir- x-: exit %d, stderr %q", code, stderr)
+	}
+	var r plan.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	var files []string
+	for _, f := range r.Findings {
+		files = append(files, f.File)
+	}
+	if diff := cmp.Diff([]string{"dir-/gpu.yaml", "x-"}, files); diff != "" {
+		t.Errorf("files of the findings (-want +got):\n%s", diff)
+	}
+	code, _, stderr = app.Invoke(t, app.Invocation{Args: []string{"scan", "-", "-"}, Dir: wd})
+	if code != app.ExitError || !strings.Contains(stderr, "- (stdin) can be given only once") {
+		t.Errorf("scan - -: exit %d, stderr %q", code, stderr)
+	}
+}
