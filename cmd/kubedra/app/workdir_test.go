@@ -147,3 +147,29 @@ func wantIn(t *testing.T, what, got, want string) {
 		t.Errorf("%s lacks %q:\n%s", what, want, got)
 	}
 }
+
+// TestKubeconfigUsesTheWorkingFolder: --kubeconfig is a path the user
+// types too. The kubeconfig points at a closed local port, so a run that
+// found it fails to connect; one that looked in the process's working
+// folder fails to find it.
+func TestKubeconfigUsesTheWorkingFolder(t *testing.T) {
+	t.Parallel()
+	t.Skip("bug: --kubeconfig is read by client-go relative to the process's working folder, not IOStreams.Getwd")
+	wd := WriteFiles(t, t.TempDir(), map[string]string{"kc.yaml": `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: u
+  user: {token: x}
+contexts:
+- name: ctx
+  context: {cluster: c, user: u}
+current-context: ctx
+`})
+	code, _, stderr := Invoke(t, Invocation{Args: []string{"audit", "--kubeconfig", "kc.yaml", "--request-timeout", "2s"}, Dir: wd})
+	if code != ExitError || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Errorf("exit %d, want %d and a connection error; stderr:\n%s", code, ExitError, stderr)
+	}
+}
