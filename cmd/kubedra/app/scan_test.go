@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,10 @@ import (
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
+
+// noConfig keeps a .kubedra.yaml above the working folder out of the runs
+// that give no folder of their own.
+var noConfig = map[string]string{"KUBEDRA_CONFIG": "none"}
 
 func TestScanFlags(t *testing.T) {
 	t.Parallel()
@@ -42,7 +47,7 @@ func TestScanFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			streams, _, _ := app.TestStreams("", nil, "")
+			streams, _, _ := app.TestStreams("", noConfig, "")
 			var got *app.ScanOptions
 			cmd := app.NewCmdScan(streams, func(o *app.ScanOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
@@ -77,7 +82,7 @@ func TestScanManifests(t *testing.T) {
 	}
 	// Run from the repository's root, so that paths in the report are
 	// testdata/manifests/...
-	code, out, stderr := app.Invoke(t, app.Invocation{Args: []string{"scan", "-o", "json", "testdata/manifests"}, Dir: root})
+	code, out, stderr := app.Invoke(t, app.Invocation{Args: []string{"scan", "-o", "json", "testdata/manifests"}, Env: noConfig, Dir: root})
 	if code != app.ExitError {
 		t.Errorf("exit code %d, want %d (testdata/manifests/own/broken.yaml)", code, app.ExitError)
 	}
@@ -114,7 +119,9 @@ func TestScanColor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			code, out, _ := app.Invoke(t, app.Invocation{Args: append([]string{"scan", "--example"}, tt.args...), Env: tt.env, OutTTY: tt.tty})
+			env := maps.Clone(noConfig)
+			maps.Copy(env, tt.env)
+			code, out, _ := app.Invoke(t, app.Invocation{Args: append([]string{"scan", "--example"}, tt.args...), Env: env, OutTTY: tt.tty})
 			if code != 0 {
 				t.Fatalf("exit code %d", code)
 			}
