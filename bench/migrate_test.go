@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,19 +16,12 @@ import (
 // read and parsed, the migrated ones rewritten and diffed) through app.Main.
 func migrateInProcess(b *testing.B, args ...string) (time.Duration, int) {
 	b.Helper()
-	var out bytes.Buffer
-	streams := app.IOStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: io.Discard,
-		LookupEnv: func(k string) (string, bool) {
-			if k == "KUBEDRA_CONFIG" {
-				return "none", true
-			}
-			return "", false
-		}, Getwd: os.Getwd}
+	streams, out, errOut := app.TestStreams("", map[string]string{"KUBEDRA_CONFIG": "none"}, "")
 	start := time.Now()
 	code := app.Main(append([]string{"kubedra", "migrate", "-q"}, args...), streams)
 	wall := time.Since(start)
 	if code != 0 {
-		b.Fatalf("migrate exited %d", code)
+		b.Fatalf("migrate exited %d: %s", code, errOut)
 	}
 	return wall, out.Len()
 }

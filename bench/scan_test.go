@@ -124,14 +124,12 @@ func baseline(b *testing.B, paths []string) time.Duration {
 // scanInProcess runs `kubedra scan -o json dir` through app.Main.
 func scanInProcess(b *testing.B, dir string) (time.Duration, plan.Report) {
 	b.Helper()
-	var out bytes.Buffer
-	streams := app.IOStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: io.Discard,
-		LookupEnv: func(string) (string, bool) { return "", false }}
+	streams, out, errOut := app.TestStreams("", map[string]string{"KUBEDRA_CONFIG": "none"}, "")
 	start := time.Now()
 	code := app.Main([]string{"kubedra", "scan", "-o", "json", dir}, streams)
 	wall := time.Since(start)
 	if code != 0 {
-		b.Fatalf("scan exited %d", code)
+		b.Fatalf("scan exited %d: %s", code, errOut)
 	}
 	var r plan.Report
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {

@@ -2,18 +2,11 @@ package app
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 )
 
-func auditStreams() (IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	var out, errOut bytes.Buffer
-	return IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut,
-		LookupEnv: func(string) (string, bool) { return "", false }}, &out, &errOut
-}
-
 func TestAuditNamespaceFlag(t *testing.T) {
-	streams, _, _ := auditStreams()
+	streams, _, _ := TestStreams("", nil, "")
 	var got *AuditOptions
 	cmd := NewCmdAudit(streams, func(o *AuditOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"-n", "ml", "--context", "prod", "--kubeconfig", "/k", "--request-timeout", "5s", "--as", "bob", "-o", "yaml"})

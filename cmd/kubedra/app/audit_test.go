@@ -47,14 +47,14 @@ items:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			streams, out, errOut := testStreams(tt.stdin, map[string]string{"NO_COLOR": "1"})
-			if code := app.Main(append([]string{"kubedra"}, tt.args...), streams); code != tt.want {
+			code, out, errOut := app.Invoke(t, app.Invocation{Args: tt.args, Stdin: tt.stdin, Env: map[string]string{"NO_COLOR": "1"}})
+			if code != tt.want {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tt.want, errOut)
 			}
-			if !strings.Contains(out.String(), tt.wantStdout) {
+			if !strings.Contains(out, tt.wantStdout) {
 				t.Errorf("stdout lacks %q:\n%s", tt.wantStdout, out)
 			}
-			if !strings.Contains(errOut.String(), tt.wantStderr) {
+			if !strings.Contains(errOut, tt.wantStderr) {
 				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, errOut)
 			}
 		})

@@ -14,11 +14,6 @@ import (
 	"github.com/kubedra/kubedra/rules"
 )
 
-func bundleStreams() (IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	var out, errb bytes.Buffer
-	return IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb, LookupEnv: func(string) (string, bool) { return "", false }}, &out, &errb
-}
-
 func TestBundleFlags(t *testing.T) {
 	tests := []struct {
 		name                        string
@@ -42,7 +37,7 @@ func TestBundleFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			streams, _, _ := bundleStreams()
+			streams, _, _ := TestStreams("", nil, "")
 			var got *BundleOptions
 			cmd := NewCmdBundle(streams, func(o *BundleOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
@@ -74,27 +69,23 @@ func TestBundleFlags(t *testing.T) {
 func TestBundleMain(t *testing.T) {
 	dump := filepath.Join("..", "..", "..", "bundle", "testdata", "example-cluster.yaml")
 	out := filepath.Join(t.TempDir(), "cutover")
-	run := func(args ...string) (int, string, string) {
-		streams, o, e := bundleStreams()
-		return Main(append([]string{"kubedra"}, args...), streams), o.String(), e.String()
-	}
 
-	code, stdout, stderr := run("bundle", "--driver", "example", "--from-dump", dump, "--out", out)
+	code, stdout, stderr := Invoke(t, Invocation{Args: []string{"bundle", "--driver", "example", "--from-dump", dump, "--out", out}})
 	if code != ExitOK || stdout != "" || !strings.Contains(stderr, "wrote 13 files") {
 		t.Fatalf("bundle: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "PLAN.md")); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr = run("bundle", "--driver", "example", "--from-dump", dump, "--out", out); code != ExitError || !strings.Contains(stderr, "--force") {
+	if code, _, stderr = Invoke(t, Invocation{Args: []string{"bundle", "--driver", "example", "--from-dump", dump, "--out", out}}); code != ExitError || !strings.Contains(stderr, "--force") {
 		t.Errorf("second run without --force: exit %d, stderr %s", code, stderr)
 	}
 	// The unpatched plugin in the dump conflicts once a node is labelled.
-	code, stdout, _ = run("bundle", "verify", "--from-dump", dump, out)
+	code, stdout, _ = Invoke(t, Invocation{Args: []string{"bundle", "verify", "--from-dump", dump, out}})
 	if code != ExitFindings || !strings.Contains(stdout, "gpu-a-1  labelled") {
 		t.Errorf("verify: exit %d, want %d\n%s", code, ExitFindings, stdout)
 	}
-	code, _, stderr = run("bundle", "--driver", "nvidai", "--out", out+"2")
+	code, _, stderr = Invoke(t, Invocation{Args: []string{"bundle", "--driver", "nvidai", "--out", out + "2"}})
 	if code != ExitError || !strings.Contains(stderr, "valid drivers are amd, efa, example") {
 		t.Errorf("unknown driver: exit %d, stderr %s", code, stderr)
 	}
@@ -103,14 +94,14 @@ func TestBundleMain(t *testing.T) {
 	}
 	// An unknown -o fails when flags are parsed, with or without --list-drivers.
 	for _, args := range [][]string{{"bundle", "--driver", "example", "--out", out + "3", "-o", "bogus"}, {"bundle", "verify", "-o", "bogus", out}} {
-		if code, _, stderr = run(args...); code != ExitError || !strings.Contains(stderr, `unknown output format "bogus"`) {
+		if code, _, stderr = Invoke(t, Invocation{Args: args}); code != ExitError || !strings.Contains(stderr, `unknown output format "bogus"`) {
 			t.Errorf("%v: exit %d, stderr %s", args, code, stderr)
 		}
 	}
 	if _, err := os.Stat(out + "3"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("bundle -o bogus wrote a folder: %v", err)
 	}
-	code, stdout, _ = run("bundle", "--list-drivers", "-o", "yaml")
+	code, stdout, _ = Invoke(t, Invocation{Args: []string{"bundle", "--list-drivers", "-o", "yaml"}})
 	if code != ExitOK || !strings.Contains(stdout, "kind: DriverCatalogue") || !strings.Contains(stdout, "release: v0.4.1") {
 		t.Errorf("--list-drivers -o yaml: exit %d\n%s", code, stdout)
 	}

@@ -30,35 +30,16 @@ func checkDeployment(annotations, resource string) string {
 	return strings.ReplaceAll(strings.Replace(checkDeploymentTmpl, "%s", annotations, 1), "%s", resource)
 }
 
-// runMain runs kubedra in-process in folder dir with env and returns the
-// exit code, stdout and stderr.
-func checkRunMain(t *testing.T, dir string, env map[string]string, stdin string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	if env == nil {
-		env = map[string]string{}
-	}
-	streams := IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, InTTY: stdin == "",
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		Getwd:     func() (string, error) { return dir, nil }}
-	// Paths in args are relative to dir, as they would be for a process.
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	code := Main(append([]string{"kubedra"}, args...), streams)
-	return code, out.String(), errOut.String()
-}
-
 func TestCheckExitCodes(t *testing.T) {
-	dir := t.TempDir()
-	checkWrite(t, filepath.Join(dir, "gpu.yaml"), checkDeployment("", "nvidia.com/gpu"))
-	checkWrite(t, filepath.Join(dir, "fpga.yaml"), checkDeployment("", "example.com/fpga"))
-	checkWrite(t, filepath.Join(dir, "ignored.yaml"), checkDeployment("\n  annotations:\n    kubedra.io/ignore: \"vendor has no DRA driver yet\"", "example.com/fpga"))
-	checkWrite(t, filepath.Join(dir, "empty-reason.yaml"), checkDeployment("\n  annotations:\n    kubedra.io/ignore: \"\"", "example.com/fpga"))
-	checkWrite(t, filepath.Join(dir, "none.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
-	checkWrite(t, filepath.Join(dir, "broken.yaml"), "a: [\n")
+	t.Parallel()
+	dir := WriteFiles(t, t.TempDir(), map[string]string{
+		"gpu.yaml":          checkDeployment("", "nvidia.com/gpu"),
+		"fpga.yaml":         checkDeployment("", "example.com/fpga"),
+		"ignored.yaml":      checkDeployment("\n  annotations:\n    kubedra.io/ignore: \"vendor has no DRA driver yet\"", "example.com/fpga"),
+		"empty-reason.yaml": checkDeployment("\n  annotations:\n    kubedra.io/ignore: \"\"", "example.com/fpga"),
+		"none.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+		"broken.yaml":       "a: [\n",
+	})
 
 	tests := []struct {
 		name       string
@@ -85,7 +66,8 @@ func TestCheckExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := checkRunMain(t, dir, tt.env, "", tt.args...)
+			t.Parallel()
+			code, _, stderr := Invoke(t, Invocation{Args: tt.args, Env: tt.env, Dir: dir})
 			if code != tt.wantCode {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
 			}
@@ -100,18 +82,18 @@ func TestCheckExitCodes(t *testing.T) {
 }
 
 func TestCheckStdin(t *testing.T) {
-	code, out, _ := checkRunMain(t, t.TempDir(), nil, checkDeployment("", "nvidia.com/gpu"), "check", "-o", "github", "-")
+	t.Parallel()
+	code, out, _ := Invoke(t, Invocation{Args: []string{"check", "-o", "github", "-"}, Stdin: checkDeployment("", "nvidia.com/gpu"), Dir: t.TempDir()})
 	if code != ExitFindings || !strings.HasPrefix(out, "::error title=kubedra mappable/nvidia.com::") {
 		t.Errorf("exit %d, output:\n%s", code, out)
 	}
 }
 
 func TestCheckReportsAreWrittenAtomically(t *testing.T) {
-	dir := t.TempDir()
-	checkWrite(t, filepath.Join(dir, "gpu.yaml"), checkDeployment("", "nvidia.com/gpu"))
-	checkWrite(t, filepath.Join(dir, "file"), "")
-	code, out, stderr := checkRunMain(t, dir, nil, "", "check", "-o", "markdown",
-		"--report", "sarif=file/kubedra.sarif", "--report", "json=out/report.json", "gpu.yaml")
+	t.Parallel()
+	dir := WriteFiles(t, t.TempDir(), map[string]string{"gpu.yaml": checkDeployment("", "nvidia.com/gpu"), "file": ""})
+	code, out, stderr := Invoke(t, Invocation{Args: []string{"check", "-o", "markdown",
+		"--report", "sarif=file/kubedra.sarif", "--report", "json=out/report.json", "gpu.yaml"}, Dir: dir})
 	// A report that cannot be written is kubedra's failure (exit 1); the
 	// other reports and stdout are still written.
 	if code != ExitError {
@@ -126,8 +108,8 @@ func TestCheckReportsAreWrittenAtomically(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "out", "report.json")); err != nil {
 		t.Errorf("json report (in a folder check created) not written: %v", err)
 	}
-	code, _, stderr = checkRunMain(t, dir, map[string]string{"KUBEDRA_REPORT": "markdown=out/pr.md"}, "",
-		"check", "--report", "sarif=out/kubedra.sarif", "--report", "junit=out/kubedra.xml", "gpu.yaml")
+	code, _, stderr = Invoke(t, Invocation{Args: []string{"check", "--report", "sarif=out/kubedra.sarif", "--report", "junit=out/kubedra.xml", "gpu.yaml"},
+		Env: map[string]string{"KUBEDRA_REPORT": "markdown=out/pr.md"}, Dir: dir})
 	if code != ExitFindings {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -147,13 +129,15 @@ func TestCheckReportsAreWrittenAtomically(t *testing.T) {
 }
 
 func TestCheckConfigFile(t *testing.T) {
-	dir := t.TempDir()
-	checkWrite(t, filepath.Join(dir, ".kubedra.yaml"), "failOn: unmapped\nignore:\n- path: legacy/**\n  reason: legacy cluster keeps the device plugin\n")
-	checkWrite(t, filepath.Join(dir, "apps", "gpu.yaml"), checkDeployment("", "nvidia.com/gpu"))
-	checkWrite(t, filepath.Join(dir, "legacy", "old", "fpga.yaml"), checkDeployment("", "example.com/fpga"))
+	t.Parallel()
+	dir := WriteFiles(t, t.TempDir(), map[string]string{
+		".kubedra.yaml":        "failOn: unmapped\nignore:\n- path: legacy/**\n  reason: legacy cluster keeps the device plugin\n",
+		"apps/gpu.yaml":        checkDeployment("", "nvidia.com/gpu"),
+		"legacy/old/fpga.yaml": checkDeployment("", "example.com/fpga"),
+	})
 	sub := filepath.Join(dir, "apps")
 	// Run from a subfolder: the config above applies, its paths relative to it.
-	code, out, stderr := checkRunMain(t, sub, nil, "", "check", "-o", "json", "gpu.yaml", "../legacy")
+	code, out, stderr := Invoke(t, Invocation{Args: []string{"check", "-o", "json", "gpu.yaml", "../legacy"}, Dir: sub})
 	if code != ExitOK {
 		t.Fatalf("exit %d, want 0 (failOn: unmapped, fpga ignored by path):\n%s\n%s", code, out, stderr)
 	}
@@ -161,13 +145,13 @@ func TestCheckConfigFile(t *testing.T) {
 		t.Errorf("ignore reason missing from the report:\n%s", out)
 	}
 	// The environment beats the file.
-	code, _, _ = checkRunMain(t, sub, map[string]string{"KUBEDRA_FAIL_ON": "any"}, "", "check", "gpu.yaml")
+	code, _, _ = Invoke(t, Invocation{Args: []string{"check", "gpu.yaml"}, Env: map[string]string{"KUBEDRA_FAIL_ON": "any"}, Dir: sub})
 	if code != ExitFindings {
 		t.Errorf("KUBEDRA_FAIL_ON=any: exit %d, want 2", code)
 	}
 	// A broken config is kubedra's failure.
-	checkWrite(t, filepath.Join(dir, "bad.yaml"), "ignore:\n- kind: Job\n")
-	code, _, stderr = checkRunMain(t, sub, nil, "", "check", "--config", "../bad.yaml", "gpu.yaml")
+	WriteFiles(t, dir, map[string]string{"bad.yaml": "ignore:\n- kind: Job\n"})
+	code, _, stderr = Invoke(t, Invocation{Args: []string{"check", "--config", "../bad.yaml", "gpu.yaml"}, Dir: sub})
 	if code != ExitError || !strings.Contains(stderr, "reason is required") {
 		t.Errorf("exit %d, stderr %s", code, stderr)
 	}

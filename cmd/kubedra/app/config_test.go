@@ -1,8 +1,6 @@
 package app
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,13 +9,6 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 )
-
-func configStreams(wd string, env map[string]string) IOStreams {
-	return IOStreams{
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		Getwd:     func() (string, error) { return wd, nil },
-	}
-}
 
 // TestApplyDefaultsPrecedence: flags > KUBEDRA_* > .kubedra.yaml > built-in default.
 func TestApplyDefaultsPrecedence(t *testing.T) {
@@ -48,7 +39,8 @@ func TestApplyDefaultsPrecedence(t *testing.T) {
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			if err := ApplyDefaults(fs, configStreams("/", tt.env), cfg); err != nil {
+			streams, _, _ := TestStreams("", tt.env, "/")
+			if err := ApplyDefaults(fs, streams, cfg); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]string{}
@@ -64,18 +56,9 @@ func TestApplyDefaultsBadEnv(t *testing.T) {
 	t.Parallel()
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	fs.Bool("allow-lossy", false, "")
-	err := ApplyDefaults(fs, configStreams("/", map[string]string{"KUBEDRA_ALLOW_LOSSY": "maybe"}), nil)
+	streams, _, _ := TestStreams("", map[string]string{"KUBEDRA_ALLOW_LOSSY": "maybe"}, "/")
+	err := ApplyDefaults(fs, streams, nil)
 	if err == nil || !strings.Contains(err.Error(), "KUBEDRA_ALLOW_LOSSY") {
 		t.Errorf("err = %v, want one naming KUBEDRA_ALLOW_LOSSY", err)
-	}
-}
-
-func checkWrite(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

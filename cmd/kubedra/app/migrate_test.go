@@ -15,20 +15,8 @@ import (
 	"github.com/kubedra/kubedra/rewrite/emit"
 )
 
-func migrateStreams(in string) (IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	var out, errOut bytes.Buffer
-	env := map[string]string{"KUBEDRA_CONFIG": "none", "NO_COLOR": "1"}
-	return IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errOut,
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		Getwd:     os.Getwd}, &out, &errOut
-}
-
-func runMigrate(t *testing.T, stdin string, args ...string) (int, string, string) {
-	t.Helper()
-	s, out, errOut := migrateStreams(stdin)
-	code := Main(append([]string{"kubedra", "migrate"}, args...), s)
-	return code, out.String(), errOut.String()
-}
+// migrateEnv turns config discovery and colour off for migrate's runs.
+var migrateEnv = map[string]string{"KUBEDRA_CONFIG": "none", "NO_COLOR": "1"}
 
 const gpuDeployment = `# a GPU workload
 apiVersion: apps/v1
@@ -58,22 +46,6 @@ metadata:
 spec:
   ports: [{port: 80}]
 `
-
-// tree writes files (path -> content) under a new temp folder.
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -132,7 +104,7 @@ func TestMigrateFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _, _ := migrateStreams("")
+			s, _, _ := TestStreams("", migrateEnv, "")
 			var got *MigrateOptions
 			cmd := NewCmdMigrate(s, func(o *MigrateOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
@@ -167,9 +139,9 @@ func TestMigrateDiffIsWhatWriteWrites(t *testing.T) {
 	}
 	for _, extra := range [][]string{nil, {"--claims-file", "claims.yaml"}} {
 		t.Run(strings.Join(extra, " "), func(t *testing.T) {
-			dir := tree(t, files)
+			dir := WriteFiles(t, t.TempDir(), files)
 			before := snapshot(t, dir)
-			code, diff, stderr := runMigrate(t, "", append(extra, dir)...)
+			code, diff, stderr := Invoke(t, Invocation{Args: slices.Concat([]string{"migrate"}, extra, []string{dir}), Env: migrateEnv})
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -179,7 +151,7 @@ func TestMigrateDiffIsWhatWriteWrites(t *testing.T) {
 			if got := snapshot(t, dir); !cmp.Equal(before, got) {
 				t.Fatalf("diff mode changed files")
 			}
-			code, out, stderr := runMigrate(t, "", append(extra, "-w", dir)...)
+			code, out, stderr := Invoke(t, Invocation{Args: slices.Concat([]string{"migrate"}, extra, []string{"-w", dir}), Env: migrateEnv})
 			if code != 0 || out != "" {
 				t.Fatalf("-w: exit %d, stdout %q, stderr %s", code, out, stderr)
 			}
@@ -220,7 +192,7 @@ func TestMigrateDiffIsWhatWriteWrites(t *testing.T) {
 				}
 			}
 			// Second run: nothing to do.
-			code, out, stderr = runMigrate(t, "", append(extra, dir)...)
+			code, out, stderr = Invoke(t, Invocation{Args: slices.Concat([]string{"migrate"}, extra, []string{dir}), Env: migrateEnv})
 			if code != 0 || out != "" {
 				t.Errorf("second run: exit %d, diff:\n%s\n%s", code, out, stderr)
 			}
@@ -238,12 +210,12 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func TestMigrateWriteKeepsMode(t *testing.T) {
-	dir := tree(t, map[string]string{"d.yaml": gpuDeployment})
+	dir := WriteFiles(t, t.TempDir(), map[string]string{"d.yaml": gpuDeployment})
 	p := filepath.Join(dir, "d.yaml")
 	if err := os.Chmod(p, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runMigrate(t, "", "-w", dir); code != 0 {
+	if code, _, stderr := Invoke(t, Invocation{Args: []string{"migrate", "-w", dir}, Env: migrateEnv}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	fi, err := os.Stat(p)
@@ -260,10 +232,10 @@ func TestMigrateWriteKeepsMode(t *testing.T) {
 }
 
 func TestMigrateOut(t *testing.T) {
-	src := tree(t, map[string]string{"a/d.yaml": gpuDeployment, "a/s.yaml": plainService, "a/notes.txt": "hi\n"})
+	src := WriteFiles(t, t.TempDir(), map[string]string{"a/d.yaml": gpuDeployment, "a/s.yaml": plainService, "a/notes.txt": "hi\n"})
 	before := snapshot(t, src)
 	out := filepath.Join(t.TempDir(), "migrated")
-	code, stdout, stderr := runMigrate(t, "", "--out", out, src)
+	code, stdout, stderr := Invoke(t, Invocation{Args: []string{"migrate", "--out", out, src}, Env: migrateEnv})
 	if code != 0 || stdout != "" {
 		t.Fatalf("exit %d stdout %q stderr %s", code, stdout, stderr)
 	}
@@ -281,7 +253,7 @@ func TestMigrateOut(t *testing.T) {
 
 func TestMigrateStdin(t *testing.T) {
 	in := gpuDeployment + "---\n" + plainService
-	code, out, stderr := runMigrate(t, in, "-")
+	code, out, stderr := Invoke(t, Invocation{Args: []string{"migrate", "-"}, Stdin: in, Env: migrateEnv})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -295,12 +267,12 @@ func TestMigrateStdin(t *testing.T) {
 	if _, err := yaml.Parse(strings.SplitN(out, "---\n", 2)[0]); err != nil {
 		t.Errorf("output does not parse: %v", err)
 	}
-	code, again, _ := runMigrate(t, out, "-")
+	code, again, _ := Invoke(t, Invocation{Args: []string{"migrate", "-"}, Stdin: out, Env: migrateEnv})
 	if code != 0 || again != out {
 		t.Errorf("second run changed the stream:\n%s", again)
 	}
 	// -q: nothing on stderr.
-	if _, _, stderr := runMigrate(t, in, "-q", "-"); stderr != "" {
+	if _, _, stderr := Invoke(t, Invocation{Args: []string{"migrate", "-q", "-"}, Stdin: in, Env: migrateEnv}); stderr != "" {
 		t.Errorf("-q printed %q", stderr)
 	}
 }
@@ -309,8 +281,8 @@ func TestMigrateFailuresLeaveFilesAlone(t *testing.T) {
 	broken := "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n"
 	helm := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources:\n          limits:\n            nvidia.com/gpu: {{ .Values.gpus }}\n"
 	values := "resources:\n  limits:\n    nvidia.com/gpu: 1\n"
-	dir := tree(t, map[string]string{"broken.yaml": broken, "good.yaml": gpuDeployment, "chart/templates/d.yaml": helm, "chart/values.yaml": values})
-	code, out, stderr := runMigrate(t, "", "-w", dir)
+	dir := WriteFiles(t, t.TempDir(), map[string]string{"broken.yaml": broken, "good.yaml": gpuDeployment, "chart/templates/d.yaml": helm, "chart/values.yaml": values})
+	code, out, stderr := Invoke(t, Invocation{Args: []string{"migrate", "-w", dir}, Env: migrateEnv})
 	if code != ExitError {
 		t.Errorf("exit %d, want %d", code, ExitError)
 	}
@@ -332,8 +304,8 @@ func TestMigrateFailuresLeaveFilesAlone(t *testing.T) {
 }
 
 func TestMigratePlan(t *testing.T) {
-	dir := tree(t, map[string]string{"d.yaml": gpuDeployment})
-	code, out, stderr := runMigrate(t, "", "--plan", dir)
+	dir := WriteFiles(t, t.TempDir(), map[string]string{"d.yaml": gpuDeployment})
+	code, out, stderr := Invoke(t, Invocation{Args: []string{"migrate", "--plan", dir}, Env: migrateEnv})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -348,8 +320,8 @@ func TestMigratePlan(t *testing.T) {
 }
 
 func TestMigrateExtendedResource(t *testing.T) {
-	dir := tree(t, map[string]string{"d.yaml": gpuDeployment})
-	code, out, stderr := runMigrate(t, "", "--strategy", "extended-resource", "--target-version", "1.36", "-w", dir)
+	dir := WriteFiles(t, t.TempDir(), map[string]string{"d.yaml": gpuDeployment})
+	code, out, stderr := Invoke(t, Invocation{Args: []string{"migrate", "--strategy", "extended-resource", "--target-version", "1.36", "-w", dir}, Env: migrateEnv})
 	if code != 0 || out != "" {
 		t.Fatalf("exit %d stdout %q stderr %s", code, out, stderr)
 	}
@@ -364,13 +336,13 @@ func TestMigrateExtendedResource(t *testing.T) {
 		}
 	}
 	// Refused without --force where the gate is off by default.
-	if code, _, stderr := runMigrate(t, "", "--strategy", "extended-resource", "--target-version", "1.35", dir); code != ExitError || !strings.Contains(stderr, "--force") {
+	if code, _, stderr := Invoke(t, Invocation{Args: []string{"migrate", "--strategy", "extended-resource", "--target-version", "1.35", dir}, Env: migrateEnv}); code != ExitError || !strings.Contains(stderr, "--force") {
 		t.Errorf("1.35 without --force: exit %d, %s", code, stderr)
 	}
 }
 
 func TestMigrateExample(t *testing.T) {
-	code, out, stderr := runMigrate(t, "", "--example")
+	code, out, stderr := Invoke(t, Invocation{Args: []string{"migrate", "--example"}, Env: migrateEnv})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

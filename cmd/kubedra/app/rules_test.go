@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,14 +10,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	sigyaml "sigs.k8s.io/yaml"
 )
-
-func rulesMain(stdin string, args ...string) (int, string, string) {
-	var out, errOut bytes.Buffer
-	streams := IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut,
-		LookupEnv: func(string) (string, bool) { return "", false }}
-	code := Main(append([]string{"kubedra"}, args...), streams)
-	return code, out.String(), errOut.String()
-}
 
 const goodRules = `apiVersion: kubedra.dev/v1alpha1
 kind: Rules
@@ -71,7 +62,7 @@ func TestRulesValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := rulesMain(tt.stdin, append([]string{"rules", "validate"}, tt.args...)...)
+			code, out, errOut := Invoke(t, Invocation{Args: append([]string{"rules", "validate"}, tt.args...), Stdin: tt.stdin})
 			if code != tt.wantCode {
 				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.wantCode, errOut)
 			}
@@ -97,7 +88,7 @@ func TestRulesList(t *testing.T) {
 	if err := os.WriteFile(user, []byte(override), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := rulesMain("", "rules", "list", "--rules", user)
+	code, out, errOut := Invoke(t, Invocation{Args: []string{"rules", "list", "--rules", user}})
 	if code != 0 || errOut != "" {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
@@ -116,7 +107,7 @@ func TestRulesList(t *testing.T) {
 	if !replaced || !userLine {
 		t.Errorf("want the built-in nvidia-gpu rule replaced by the user rule:\n%s", out)
 	}
-	code, out, _ = rulesMain("", "rules", "list", "-o", "json")
+	code, out, _ = Invoke(t, Invocation{Args: []string{"rules", "list", "-o", "json"}})
 	var list struct {
 		Kind  string `json:"kind"`
 		Items []struct {
@@ -126,10 +117,10 @@ func TestRulesList(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list.Kind != "RuleList" || len(list.Items) < 15 {
 		t.Errorf("json list: code %d, %q", code, out)
 	}
-	if code, _, errOut := rulesMain("", "rules", "list", "-o", "wide"); code != 1 || !strings.Contains(errOut, "unknown output format") {
+	if code, _, errOut := Invoke(t, Invocation{Args: []string{"rules", "list", "-o", "wide"}}); code != 1 || !strings.Contains(errOut, "unknown output format") {
 		t.Errorf("-o wide: code %d, stderr %q", code, errOut)
 	}
-	if code, _, errOut := rulesMain("", "rules", "list", "--rules", filepath.Join(dir, "nope.yaml")); code != 1 || !strings.Contains(errOut, "nope.yaml") {
+	if code, _, errOut := Invoke(t, Invocation{Args: []string{"rules", "list", "--rules", filepath.Join(dir, "nope.yaml")}}); code != 1 || !strings.Contains(errOut, "nope.yaml") {
 		t.Errorf("missing rules file: code %d, stderr %q", code, errOut)
 	}
 }
@@ -153,7 +144,7 @@ func TestRulesShow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			code, out, errOut := rulesMain("", append([]string{"rules", "show"}, tt.args...)...)
+			code, out, errOut := Invoke(t, Invocation{Args: append([]string{"rules", "show"}, tt.args...)})
 			if code != 0 || errOut != "" {
 				t.Fatalf("code %d, stderr %q", code, errOut)
 			}
@@ -184,7 +175,7 @@ func TestRulesShow(t *testing.T) {
 			}
 		})
 	}
-	if code, _, errOut := rulesMain("", "rules", "show", "nvidia.com/gpu", "--target-version", "1.31"); code != 1 || !strings.Contains(errOut, "not supported") {
+	if code, _, errOut := Invoke(t, Invocation{Args: []string{"rules", "show", "nvidia.com/gpu", "--target-version", "1.31"}}); code != 1 || !strings.Contains(errOut, "not supported") {
 		t.Errorf("--target-version 1.31: code %d, stderr %q", code, errOut)
 	}
 }

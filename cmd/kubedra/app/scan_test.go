@@ -3,6 +3,8 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,13 +17,9 @@ import (
 	"github.com/kubedra/kubedra/rules"
 )
 
-func testStreams(in string, env map[string]string) (app.IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	var out, errOut bytes.Buffer
-	return app.IOStreams{
-		In: strings.NewReader(in), Out: &out, ErrOut: &errOut,
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-	}, &out, &errOut
-}
+// noConfig keeps a .kubedra.yaml above the working folder out of the runs
+// that give no folder of their own.
+var noConfig = map[string]string{"KUBEDRA_CONFIG": "none"}
 
 func TestScanFlags(t *testing.T) {
 	t.Parallel()
@@ -49,7 +47,7 @@ func TestScanFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			streams, _, _ := testStreams("", nil)
+			streams, _, _ := app.TestStreams("", noConfig, "")
 			var got *app.ScanOptions
 			cmd := app.NewCmdScan(streams, func(o *app.ScanOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
@@ -77,20 +75,25 @@ func TestScanFlags(t *testing.T) {
 // TestScanManifests is the golden JSON of the fixture tree
 // testdata/manifests: real files from the corpus and cases per kind family.
 func TestScanManifests(t *testing.T) {
-	t.Chdir("../../..")
-	streams, out, errOut := testStreams("", nil)
-	code := app.Main([]string{"kubedra", "scan", "-o", "json", "testdata/manifests"}, streams)
+	t.Parallel()
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Run from the repository's root, so that paths in the report are
+	// testdata/manifests/...
+	code, out, stderr := app.Invoke(t, app.Invocation{Args: []string{"scan", "-o", "json", "testdata/manifests"}, Env: noConfig, Dir: root})
 	if code != app.ExitError {
 		t.Errorf("exit code %d, want %d (testdata/manifests/own/broken.yaml)", code, app.ExitError)
 	}
-	if want := "kubedra: 1 input could not be read or parsed (listed under skipped)\n"; errOut.String() != want {
-		t.Errorf("stderr = %q, want %q", errOut.String(), want)
+	if want := "kubedra: 1 input could not be read or parsed (listed under skipped)\n"; stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
 	}
 	var r plan.Report
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("output is not JSON: %v", err)
 	}
-	golden.Check(t, "cmd/kubedra/app/testdata/TestScanManifests.golden.json", out.Bytes())
+	golden.Check(t, "testdata/TestScanManifests.golden.json", []byte(out))
 }
 
 // TestScanColor checks the colour policy end to end: escapes only when
@@ -116,15 +119,45 @@ func TestScanColor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			streams, out, _ := testStreams("", tt.env)
-			streams.OutTTY = tt.tty
-			args := append([]string{"kubedra", "scan", "--example"}, tt.args...)
-			if code := app.Main(args, streams); code != 0 {
+			env := maps.Clone(noConfig)
+			maps.Copy(env, tt.env)
+			code, out, _ := app.Invoke(t, app.Invocation{Args: append([]string{"scan", "--example"}, tt.args...), Env: env, OutTTY: tt.tty})
+			if code != 0 {
 				t.Fatalf("exit code %d", code)
 			}
-			if got := bytes.Contains(out.Bytes(), []byte("\x1b[")); got != tt.wantESC {
-				t.Errorf("escape sequences = %v, want %v:\n%q", got, tt.wantESC, out.String())
+			if got := strings.Contains(out, "\x1b["); got != tt.wantESC {
+				t.Errorf("escape sequences = %v, want %v:\n%q", got, tt.wantESC, out)
 			}
 		})
+	}
+}
+
+// TestScanPathsEndingInDash: only "-" itself is stdin, so paths whose
+// names end in "-" are scanned like any other (issue 11), while "-" twice
+// is still a usage error.
+func TestScanPathsEndingInDash(t *testing.T) {
+	t.Parallel()
+	wd := app.WriteFiles(t, t.TempDir(), map[string]string{
+		"dir-/gpu.yaml": gpuPod,
+		"x-":            gpuPod,
+	})
+	code, out, stderr := app.Invoke(t, app.Invocation{Args: []string{"scan", "-o", "json", "dir-", "x-"}, Dir: wd})
+	if code != app.ExitOK || stderr != "" {
+		t.Fatalf("scan dir- x-: exit %d, stderr %q", code, stderr)
+	}
+	var r plan.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	var files []string
+	for _, f := range r.Findings {
+		files = append(files, f.File)
+	}
+	if diff := cmp.Diff([]string{"dir-/gpu.yaml", "x-"}, files); diff != "" {
+		t.Errorf("files of the findings (-want +got):\n%s", diff)
+	}
+	code, _, stderr = app.Invoke(t, app.Invocation{Args: []string{"scan", "-", "-"}, Dir: wd})
+	if code != app.ExitError || !strings.Contains(stderr, "- (stdin) can be given only once") {
+		t.Errorf("scan - -: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -1,9 +1,12 @@
 package app
 
 import (
+	"bytes"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mattn/go-isatty"
 
@@ -42,6 +45,28 @@ func SystemStreams() IOStreams {
 		LookupEnv: os.LookupEnv,
 		Getwd:     os.Getwd,
 	}
+}
+
+// TestStreams returns streams over buffers, for tests and benchmarks (gh's
+// iostreams.Test): In reads stdin; the environment is env and nothing else
+// (nil is empty; KUBEDRA_CONFIG=none turns config discovery off); the
+// working folder is wd, or the process's when wd is "". No stream is a
+// terminal unless the caller sets OutTTY, ErrTTY or InTTY on the result.
+// The buffers are stdout and stderr.
+func TestStreams(stdin string, env map[string]string, wd string) (IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	env = maps.Clone(env)
+	getwd := os.Getwd
+	if wd != "" {
+		getwd = func() (string, error) { return wd, nil }
+	}
+	return IOStreams{
+		In:        strings.NewReader(stdin),
+		Out:       &out,
+		ErrOut:    &errOut,
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Getwd:     getwd,
+	}, &out, &errOut
 }
 
 func isTerminal(f *os.File) bool {
