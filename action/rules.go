@@ -92,9 +92,10 @@ func Explain(opts ExplainOptions) (*Explanation, error) {
 }
 
 // ValidateRules loads each rules file the way kubedra loads rules ("-"
-// reads stdin) and returns, per file, nil or what is wrong with it as
-// FILE:LINE: message.
-func ValidateRules(files []string, stdin io.Reader) []error {
+// reads stdin; relative paths are read from dir, "" for the process's
+// working folder) and returns, per file, nil or what is wrong with it as
+// FILE:LINE: message, the file named as given.
+func ValidateRules(dir string, files []string, stdin io.Reader) []error {
 	errs := make([]error, len(files))
 	for i, f := range files {
 		if f == "-" {
@@ -105,11 +106,11 @@ func ValidateRules(files []string, stdin io.Reader) []error {
 			errs[i] = err
 			continue
 		}
-		if _, err := os.Stat(f); err != nil {
+		if _, err := os.Stat(Input{Dir: dir}.open(f)); err != nil {
 			errs[i] = fmt.Errorf("%s: %w", f, errors.Unwrap(err))
 			continue
 		}
-		_, errs[i] = rules.Load(f)
+		_, errs[i] = rules.LoadFrom(dir, f)
 	}
 	return errs
 }

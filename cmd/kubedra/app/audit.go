@@ -36,6 +36,10 @@ type clusterFlags struct {
 }
 
 func (c *clusterFlags) source(streams IOStreams) action.ClusterSource {
+	// client-go reads --kubeconfig from the process's working folder.
+	if kc := c.ConfigFlags.KubeConfig; kc != nil {
+		*kc = streams.Path(*kc)
+	}
 	return action.ClusterSource{Dump: c.FromDump, Stdin: streams.In, Dir: workdir(streams), Getter: c.ConfigFlags, Context: *c.ConfigFlags.Context}
 }
 

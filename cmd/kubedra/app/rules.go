@@ -155,7 +155,7 @@ func newCmdRulesValidate(streams IOStreams) *cobra.Command {
 
 func rulesValidateRun(opts *RulesOptions) error {
 	failed := false
-	for i, err := range action.ValidateRules(opts.Files, opts.IO.In) {
+	for i, err := range action.ValidateRules(workdir(opts.IO), opts.Files, opts.IO.In) {
 		if err != nil {
 			failed = true
 			fmt.Fprintln(opts.IO.ErrOut, err)

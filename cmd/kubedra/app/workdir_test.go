@@ -42,8 +42,6 @@ func TestRelativePathsUseTheWorkingFolder(t *testing.T) {
 		want  int
 		// check looks at what the run left in the working folder wd.
 		check func(t *testing.T, wd, stdout string)
-		// bug, when set, skips a case that fails because of it.
-		bug string
 	}{
 		{name: "scan DIR", files: gpu, args: []string{"scan", "-o", "json", "manifests"}, want: ExitOK,
 			check: func(t *testing.T, _, stdout string) { wantIn(t, "stdout", stdout, `"file": "manifests/gpu.yaml"`) }},
@@ -77,8 +75,7 @@ func TestRelativePathsUseTheWorkingFolder(t *testing.T) {
 				wantIn(t, "stdout", stdout, "deviceClassName: fpga.acme.example")
 			}},
 		{name: "rules validate", files: map[string]string{"r.yaml": goodRules}, args: []string{"rules", "validate", "r.yaml"}, want: ExitOK,
-			check: func(t *testing.T, _, stdout string) { wantIn(t, "stdout", stdout, "r.yaml: valid") },
-			bug:   "bug: rules validate reads FILE from the process's working folder: action.ValidateRules takes no folder and os.Stats the path as typed"},
+			check: func(t *testing.T, _, stdout string) { wantIn(t, "stdout", stdout, "r.yaml: valid") }},
 		{name: "audit --from-dump", files: map[string]string{"dump.yaml": string(dump)}, args: []string{"audit", "--from-dump", "dump.yaml", "-o", "yaml"}, want: ExitOK,
 			check: func(t *testing.T, _, stdout string) { wantIn(t, "stdout", stdout, "kind: AuditReport") }},
 		{name: "bundle --out", args: []string{"bundle", "--driver", "nvidia", "--out", "cutover"}, want: ExitOK,
@@ -99,9 +96,6 @@ func TestRelativePathsUseTheWorkingFolder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if tt.bug != "" {
-				t.Skip(tt.bug)
-			}
 			wd := WriteFiles(t, t.TempDir(), tt.files)
 			if rel, err := filepath.Rel(cwd, wd); err == nil && !strings.HasPrefix(rel, "..") {
 				t.Fatalf("the working folder %s is inside the process's %s", wd, cwd)
@@ -154,7 +148,6 @@ func wantIn(t *testing.T, what, got, want string) {
 // folder fails to find it.
 func TestKubeconfigUsesTheWorkingFolder(t *testing.T) {
 	t.Parallel()
-	t.Skip("bug: --kubeconfig is read by client-go relative to the process's working folder, not IOStreams.Getwd")
 	wd := WriteFiles(t, t.TempDir(), map[string]string{"kc.yaml": `apiVersion: v1
 kind: Config
 clusters:
