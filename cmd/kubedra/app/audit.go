@@ -40,7 +40,7 @@ func (c *clusterFlags) source(streams IOStreams) action.ClusterSource {
 	if kc := c.ConfigFlags.KubeConfig; kc != nil {
 		*kc = streams.Path(*kc)
 	}
-	return action.ClusterSource{Dump: c.FromDump, Stdin: streams.In, Dir: workdir(streams), Getter: c.ConfigFlags, Context: *c.ConfigFlags.Context}
+	return action.ClusterSource{Dump: c.FromDump, Stdin: streams.In, Dir: streams.Dir(), Getter: c.ConfigFlags, Context: *c.ConfigFlags.Context}
 }
 
 // NewCmdAudit builds `kubedra audit`. runF replaces auditRun in tests.

@@ -1,10 +1,8 @@
 package app
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/MakeNowJust/heredoc"
@@ -12,35 +10,23 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
-	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rules"
 )
 
 // CheckOptions are check's flags and dependencies.
 type CheckOptions struct {
-	IO IOStreams
-
-	Paths     []string
-	Filenames []string
-	Output    report.Format
-	FailOn    string
-	Rules     []string
-	Target    rules.Version
-	Reports   []string
-	Color     string
-	Config    string
-	Strict    bool
-	Quiet     bool
-
-	// cfg is the loaded .kubedra.yaml (its ignores are a planning option).
-	cfg *action.Config
+	InputFlags
+	Output  report.Format
+	FailOn  string
+	Reports []string
+	Strict  bool
 	// name is the command as invoked ("kubedra check", "kubectl dra check").
 	name string
 }
 
 // NewCmdCheck builds `kubedra check`.
 func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Command {
-	opts := &CheckOptions{IO: streams, Target: rules.DefaultTarget}
+	opts := &CheckOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget}}
 	cmd := &cobra.Command{
 		Use:   "check [PATH|-]...",
 		Short: "Fail CI when manifests still request devices through device plugins",
@@ -78,15 +64,9 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 			$ kustomize build overlays/prod | kubedra check -
 		`),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Paths = append(args, opts.Filenames...)
 			opts.name = cmd.CommandPath()
-			cfg, err := configure(cmd.Flags(), opts.IO, opts.Config)
-			if err != nil {
+			if err := opts.setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
 				return err
-			}
-			opts.cfg = cfg
-			if len(opts.Paths) == 0 {
-				return FlagErrorf("no input: give a path, a folder or - for stdin")
 			}
 			if _, err := action.ParseGate(opts.FailOn); err != nil {
 				return &FlagError{Err: err}
@@ -106,22 +86,16 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 		},
 	}
 	report.AddFormatFlag(cmd, &opts.Output, report.CheckFormats, "")
+	opts.bind(cmd, "check", "table", "no summary line on stderr")
 	f := cmd.Flags()
-	f.StringArrayVarP(&opts.Filenames, "filename", "f", nil, "file, folder or - to check (repeatable; same as a PATH argument)")
 	f.StringVar(&opts.FailOn, "fail-on", string(action.FailOnAny), "what fails the gate: any, lossy or unmapped")
-	f.StringArrayVar(&opts.Rules, "rules", nil, "user rules file, overlaid on the built-in rules (repeatable)")
-	f.Var(&opts.Target, "target-version", fmt.Sprintf("Kubernetes version the DRA mapping must work on (%s to %s)", rules.MinTarget, rules.MaxTarget))
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report: FORMAT=PATH, e.g. sarif=kubedra.sarif (repeatable)")
-	f.StringVar(&opts.Config, "config", "", "config file (default: .kubedra.yaml in the working folder or above; none to disable)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on inputs skipped by design too: unrendered templates, symlinks out of the tree")
-	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the table: auto, always or never (NO_COLOR is honoured)")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no summary line on stderr")
 	gates := make([]string, len(action.Gates))
 	for i, g := range action.Gates {
 		gates[i] = string(g)
 	}
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(gates, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{report.ColorAuto, report.ColorAlways, report.ColorNever}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -139,21 +113,17 @@ func parseReportFlag(s string) (report.Format, string, error) {
 }
 
 func checkRun(cmd *cobra.Command, opts *CheckOptions) error {
-	set, err := loadRules(opts.IO, opts.Rules)
+	in, set, profile, ignore, err := opts.run()
 	if err != nil {
-		return fmt.Errorf("loading rules: %w", err)
+		return err
 	}
 	gate, _ := action.ParseGate(opts.FailOn)
-	res, err := action.Check(cmd.Context(), inputOf(opts.IO, opts.Paths, false), action.CheckOptions{
-		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: opts.cfg.Ignores(workdir(opts.IO))},
+	res, err := action.Check(cmd.Context(), in, action.CheckOptions{
+		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: ignore},
 		FailOn:      gate, SkipsFail: opts.Strict,
 	})
 	if err != nil {
 		return err
-	}
-	profile, err := report.ColorProfile(opts.Color, opts.IO.OutTTY, opts.IO.Getenv)
-	if err != nil {
-		return &FlagError{Err: err}
 	}
 	c := report.Check{Report: res.Report, FailOn: string(res.FailOn), Failing: res.Failing,
 		Tool: report.Tool{Name: "kubedra", Version: Build().Version, InformationURI: "https://github.com/kubedra/kubedra"}}
@@ -161,34 +131,14 @@ func checkRun(cmd *cobra.Command, opts *CheckOptions) error {
 	var errs []error
 	for _, r := range opts.Reports {
 		format, path, _ := parseReportFlag(r)
-		// Report files are for machines and CI viewers: never coloured, and
-		// written atomically, so a CI step never reads half a report.
-		var buf bytes.Buffer
-		err := report.RenderCheck(&buf, format, c, report.Style{})
-		if dst := path; err == nil {
-			if !filepath.IsAbs(dst) {
-				dst = filepath.Join(workdir(opts.IO), dst)
-			}
-			err = emit.WriteFileMode(dst, buf.Bytes(), 0o644)
-		}
-		if err != nil {
+		if err := report.WriteCheckFile(opts.IO.Path(path), format, c); err != nil {
 			errs = append(errs, fmt.Errorf("writing %s report %s: %w", format, path, err))
 		}
 	}
 	if err := report.RenderCheck(opts.IO.Out, opts.Output, c, report.Style{Profile: profile}); err != nil {
 		errs = append(errs, err)
 	}
-	// Unread inputs are listed on stderr even with -q: they make the exit code.
-	for _, sk := range res.Report.Skipped {
-		loc := sk.File
-		if sk.Line > 0 {
-			loc = fmt.Sprintf("%s:%d", loc, sk.Line)
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "%s: skipped %s: %s\n", opts.name, loc, sk.Reason)
-	}
-	if !opts.Quiet {
-		fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", opts.name, report.CheckSummary(c, res.FailedInputs))
-	}
+	report.CheckLog(opts.IO.ErrOut, opts.name, c, res.FailedInputs, opts.Quiet)
 	switch {
 	case len(errs) > 0:
 		return &ExitCodeError{Code: ExitError, Err: errors.Join(errs...)}

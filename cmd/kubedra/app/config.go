@@ -1,13 +1,19 @@
 package app
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/colorprofile"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
 )
 
 // configKeys maps the file's keys to the flags they default; a key applies
@@ -98,24 +104,72 @@ func setFlag(f *pflag.Flag, vals []string) error {
 	return nil
 }
 
-// configure loads the config a command runs with and fills the flags the
-// user did not set from KUBEDRA_* variables, then from the file.
-func configure(flags *pflag.FlagSet, streams IOStreams, explicit string) (*action.Config, error) {
-	cfg, err := action.LoadConfig(explicit, streams.Getenv, workdir(streams))
-	if err != nil {
-		return nil, err
-	}
-	if err := ApplyDefaults(flags, streams, cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+// InputFlags are the flags scan, check and migrate share and what they
+// make of them: the inputs, rules, target, config file, colour and quiet.
+type InputFlags struct {
+	IO        IOStreams
+	Paths     []string
+	Filenames []string
+	Rules     []string
+	Target    rules.Version
+	Example   bool
+	Color     string
+	Quiet     bool
+	// Config names the config file ("" finds .kubedra.yaml, "none" skips).
+	Config string
+	cfg    *action.Config
 }
 
-// workdir is the working folder, or "" when it cannot be known.
-func workdir(streams IOStreams) string {
-	if streams.Getwd == nil {
-		return ""
+// bind binds the shared flags; verb, what and quiet fill in their help.
+func (o *InputFlags) bind(cmd *cobra.Command, verb, what, quiet string) {
+	f := cmd.Flags()
+	f.StringArrayVarP(&o.Filenames, "filename", "f", nil, "file, folder or - to "+verb+" (repeatable; same as a PATH argument)")
+	f.StringArrayVar(&o.Rules, "rules", nil, "rules file overlaid on the built-in rules (repeatable; later files win)")
+	f.Var(&o.Target, "target-version", fmt.Sprintf("Kubernetes version the output must work on (%s to %s)", rules.MinTarget, rules.MaxTarget))
+	f.StringVar(&o.Color, "color", report.ColorAuto, "colour the "+what+": auto, always or never (NO_COLOR is honoured)")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, quiet)
+	f.StringVar(&o.Config, "config", "", "config file (default: .kubedra.yaml in the working folder or above; none to disable)")
+	_ = cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{report.ColorAuto, report.ColorAlways, report.ColorNever}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// setup takes the paths (arguments, then -f), fills the flags not given
+// from KUBEDRA_* and the config file, and checks --color and --example.
+func (o *InputFlags) setup(cmd *cobra.Command, args []string, noInput string) error {
+	o.Paths = append(args, o.Filenames...)
+	cfg, err := action.LoadConfig(o.Config, o.IO.Getenv, o.IO.Dir())
+	if err != nil {
+		return err
 	}
-	wd, _ := streams.Getwd()
-	return wd
+	if err := ApplyDefaults(cmd.Flags(), o.IO, cfg); err != nil {
+		return err
+	}
+	o.cfg = cfg
+	if _, err := report.ColorProfile(o.Color, false, nil); err != nil {
+		return &FlagError{Err: fmt.Errorf("unknown --color %q: use auto, always or never", o.Color)}
+	}
+	switch {
+	case o.Example && len(o.Paths) > 0:
+		return FlagErrorf("--example takes no paths")
+	case !o.Example && len(o.Paths) == 0:
+		return FlagErrorf("no input: %s", noInput)
+	}
+	return nil
+}
+
+// run is what the command runs on: its input (the working folder's paths,
+// or the embedded example), the rules, stdout's colour and the ignores.
+func (o *InputFlags) run() (action.Input, *rules.Set, colorprofile.Profile, *plan.Ignores, error) {
+	in := action.Input{Paths: o.Paths, Stdin: o.IO.In, Dir: o.IO.Dir()}
+	if o.Example {
+		in.Paths, in.Stdin, in.StdinName = []string{"-"}, bytes.NewReader(ExampleManifest()), ExamplePath
+	}
+	set, err := loadRules(o.IO, o.Rules)
+	if err != nil {
+		return in, nil, 0, nil, fmt.Errorf("loading rules: %w", err)
+	}
+	profile, err := report.ColorProfile(o.Color, o.IO.OutTTY, o.IO.Getenv)
+	if err != nil {
+		return in, nil, 0, nil, &FlagError{Err: err}
+	}
+	return in, set, profile, o.cfg.Ignores(o.IO.Dir()), nil
 }

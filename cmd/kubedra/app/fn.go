@@ -74,12 +74,10 @@ func fnRun(streams IOStreams, in io.Reader, mode string) error {
 	return err
 }
 
-// answerResourceList handles kustomize or kpt running `kubedra check -` or
-// `kubedra migrate -` as an exec function: when stdin is the only input and
-// holds a KRM ResourceList, it answers as `kubedra fn` in mode and returns
-// done. Otherwise stdin goes on to the command unread. Only the start of
-// stdin is looked at (kustomize and kpt write apiVersion and kind first),
-// so a large plain stream is still migrated as it streams in.
+// answerResourceList answers as `kubedra fn` in mode when stdin is the only
+// input and starts with a KRM ResourceList (kustomize or kpt running
+// `kubedra check -` or `migrate -` as an exec function); it peeks only,
+// so a large plain stream still streams into the command.
 func answerResourceList(streams *IOStreams, paths []string, mode string) (done bool, err error) {
 	if len(paths) != 1 || paths[0] != "-" || streams.In == nil {
 		return false, nil

@@ -21,36 +21,14 @@ import (
 
 // MigrateOptions are migrate's flags and dependencies.
 type MigrateOptions struct {
-	IO IOStreams
-
-	Paths             []string
-	Filenames         []string
-	Write             bool
-	Out               string
-	ClaimsFile        string
-	Strategy          string
-	Target            rules.Version
-	AllowLossy        bool
-	Share             bool
-	KeepNodeSelectors bool
-	Force             bool
-	Rules             []string
-	Plan              bool
-	Example           bool
-	Quiet             bool
-	Config            string
-
-	// ExampleManifest is what --example migrates.
-	ExampleManifest []byte
-	// Color is --color: auto, always or never.
-	Color string
-
-	cfg *action.Config
+	InputFlags
+	Write, Plan, AllowLossy, Share, KeepNodeSelectors, Force bool
+	Out, ClaimsFile, Strategy                                string
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
 func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.Command {
-	opts := &MigrateOptions{IO: streams, Target: rules.DefaultTarget, Strategy: string(plan.Claims), ExampleManifest: ExampleManifest()}
+	opts := &MigrateOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget}, Strategy: string(plan.Claims)}
 	cmd := &cobra.Command{
 		Use:   "migrate [PATH|-]...",
 		Short: "Rewrite workloads from device-plugin requests to DRA resource claims",
@@ -93,12 +71,9 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 			$ kubedra migrate --strategy auto --target-version 1.37 ./manifests
 		`),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Paths = append(args, opts.Filenames...)
-			cfg, err := configure(cmd.Flags(), opts.IO, opts.Config)
-			if err != nil {
+			if err := opts.setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
 				return err
 			}
-			opts.cfg = cfg
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -113,37 +88,26 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 			return migrateRun(cmd.Context(), opts)
 		},
 	}
+	opts.bind(cmd, "migrate", "diff", "no summary on stderr")
 	f := cmd.Flags()
-	f.StringArrayVarP(&opts.Filenames, "filename", "f", nil, "file, folder or - to migrate (repeatable; same as a PATH argument)")
 	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files in place (atomically)")
 	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder")
 	f.StringVar(&opts.ClaimsFile, "claims-file", "", "put new claim templates into this sibling file (added to kustomization.yaml when there is one) instead of after each workload")
 	f.StringVar(&opts.Strategy, "strategy", string(plan.Claims), "claims, extended-resource or auto")
-	f.Var(&opts.Target, "target-version", "Kubernetes version the output must work on (1.32 to 1.37)")
 	f.Var(&opts.Target, "target", "same as --target-version")
 	_ = f.MarkHidden("target")
 	f.BoolVar(&opts.AllowLossy, "allow-lossy", false, "apply documented lossy mappings (sharing, rounding) instead of leaving them")
 	f.BoolVar(&opts.Share, "share", false, "with --allow-lossy: map time-slicing/MPS sharing to one shared ResourceClaim instead of exclusive per-pod claims")
 	f.BoolVar(&opts.KeepNodeSelectors, "keep-node-selectors", false, "keep device-label nodeSelector and affinity terms that became CEL selectors")
 	f.BoolVar(&opts.Force, "force", false, "allow --strategy extended-resource on targets where DRAExtendedResource is off by default")
-	f.StringArrayVar(&opts.Rules, "rules", nil, "user rules file, overlaid on the built-in rules (repeatable)")
 	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan as YAML on stdout and change nothing")
 	f.BoolVar(&opts.Example, "example", false, "migrate the built-in example manifest")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no summary on stderr")
-	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the diff: auto, always or never (NO_COLOR is honoured)")
-	f.StringVar(&opts.Config, "config", "", "config file (default: .kubedra.yaml in the working folder or above; none to disable)")
 	return cmd
 }
 
 func (o *MigrateOptions) validate() error {
 	if o.Example {
-		if len(o.Paths) > 0 {
-			return FlagErrorf("--example takes no paths")
-		}
 		o.Paths = []string{"-"}
-	}
-	if len(o.Paths) == 0 {
-		return FlagErrorf("no input: give a path, a folder or - for stdin")
 	}
 	if o.Write && o.Out != "" {
 		return FlagErrorf("-w and --out do not go together")
@@ -162,9 +126,6 @@ func (o *MigrateOptions) validate() error {
 	if o.ClaimsFile != "" && (strings.ContainsRune(o.ClaimsFile, '/') || strings.ContainsRune(o.ClaimsFile, filepath.Separator) || o.ClaimsFile == "." || o.ClaimsFile == "..") {
 		return FlagErrorf("--claims-file %q: give a file name, not a path (it is created beside each migrated file)", o.ClaimsFile)
 	}
-	if _, err := report.ColorProfile(o.Color, false, nil); err != nil {
-		return &FlagError{Err: err}
-	}
 	if err := plan.CheckStrategy(plan.Strategy(o.Strategy), o.Target, o.Force); err != nil {
 		return &FlagError{Err: err}
 	}
@@ -174,25 +135,17 @@ func (o *MigrateOptions) validate() error {
 // migrateRun migrates: flags -> action.Migrate -> the plan, diff, stream
 // or files -> the summary on stderr.
 func migrateRun(ctx context.Context, opts *MigrateOptions) error {
-	// Migrate parses every document and keeps few of them: a lazier GC
-	// (reference/perf.md: GOGC=400, -28% CPU) with a soft limit 128 MiB
-	// above the heap already held, so that the heap of a 50 MB file's run
-	// stays well inside the binary's 250 MB budget.
+	// Migrate parses every document and keeps few: a lazier GC (-28% CPU,
+	// reference/perf.md) under a soft limit, for a 250 MB peak RSS budget.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit(128 << 20)))
-	set, err := loadRules(opts.IO, opts.Rules)
+	in, set, prof, ignore, err := opts.run()
 	if err != nil {
 		return err
 	}
-	// The diff is coloured by report's single colour decision (STYLE §4).
-	prof, err := report.ColorProfile(opts.Color, opts.IO.OutTTY, opts.IO.Getenv)
-	if err != nil {
-		return &FlagError{Err: err}
-	}
-	in := inputOf(opts.IO, opts.Paths, opts.Example)
 	mopts := action.MigrateOptions{Rules: set, Out: opts.IO.Out, Color: prof != colorprofile.NoTTY, OutDir: opts.Out, PlanOnly: opts.Plan,
 		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share,
-			KeepNodeSelectors: opts.KeepNodeSelectors, Force: opts.Force, ClaimsFile: opts.ClaimsFile, Ignore: opts.cfg.Ignores(workdir(opts.IO))}}
+			KeepNodeSelectors: opts.KeepNodeSelectors, Force: opts.Force, ClaimsFile: opts.ClaimsFile, Ignore: ignore}}
 	switch {
 	case in.Paths[0] == "-":
 		mopts.Output = emit.Stream

@@ -94,8 +94,8 @@ func TestMigrateFlags(t *testing.T) {
 		{name: "all flags", args: []string{"-w", "--claims-file", "claims.yaml", "--strategy", "auto", "--target-version", "1.37", "--allow-lossy",
 			"--keep-node-selectors", "--rules", "r.yaml", "--plan", "-q", "-f", "b", "a"},
 			check: func(t *testing.T, o *MigrateOptions) {
-				want := MigrateOptions{Paths: []string{"a", "b"}, Write: true, ClaimsFile: "claims.yaml", Strategy: "auto", AllowLossy: true,
-					KeepNodeSelectors: true, Rules: []string{"r.yaml"}, Plan: true, Quiet: true}
+				want := MigrateOptions{InputFlags: InputFlags{Paths: []string{"a", "b"}, Rules: []string{"r.yaml"}, Quiet: true}, Write: true,
+					ClaimsFile: "claims.yaml", Strategy: "auto", AllowLossy: true, KeepNodeSelectors: true, Plan: true}
 				if diff := cmp.Diff(want.Paths, o.Paths); diff != "" || o.Write != want.Write || o.ClaimsFile != want.ClaimsFile ||
 					o.Strategy != want.Strategy || !o.AllowLossy || !o.KeepNodeSelectors || o.Rules[0] != "r.yaml" || !o.Plan || !o.Quiet || o.Target.Minor != 37 {
 					t.Errorf("got %+v", o)

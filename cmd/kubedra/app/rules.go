@@ -14,20 +14,10 @@ import (
 
 // RulesOptions are the flags and dependencies of `kubedra rules`.
 type RulesOptions struct {
-	IO IOStreams
-
+	IO     IOStreams
 	Rules  []string
 	Output report.Format
-
-	// show
-	Resource     string
-	Target       rules.Version
-	Count        int64
-	Share        bool
-	NodeSelector []string
-	DeviceClass  bool
-
-	// validate
+	action.ExplainOptions
 	Files []string
 }
 
@@ -73,7 +63,7 @@ func newCmdRulesList(streams IOStreams) *cobra.Command {
 }
 
 func newCmdRulesShow(streams IOStreams) *cobra.Command {
-	opts := &RulesOptions{IO: streams, Target: rules.DefaultTarget, Count: 1}
+	opts := &RulesOptions{IO: streams, ExplainOptions: action.ExplainOptions{Target: rules.DefaultTarget, Count: 1}}
 	cmd := &cobra.Command{
 		Use:   "show RESOURCE",
 		Short: "Show the DRA shape a resource becomes",
@@ -118,8 +108,9 @@ func rulesShowRun(opts *RulesOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := action.Explain(action.ExplainOptions{Rules: set, Resource: opts.Resource, Count: opts.Count, NodeSelector: opts.NodeSelector,
-		Target: opts.Target, Share: opts.Share, DeviceClass: opts.DeviceClass})
+	eo := opts.ExplainOptions
+	eo.Rules = set
+	e, err := action.Explain(eo)
 	if err != nil {
 		return err
 	}
@@ -155,7 +146,7 @@ func newCmdRulesValidate(streams IOStreams) *cobra.Command {
 
 func rulesValidateRun(opts *RulesOptions) error {
 	failed := false
-	for i, err := range action.ValidateRules(workdir(opts.IO), opts.Files, opts.IO.In) {
+	for i, err := range action.ValidateRules(opts.IO.Dir(), opts.Files, opts.IO.In) {
 		if err != nil {
 			failed = true
 			fmt.Fprintln(opts.IO.ErrOut, err)

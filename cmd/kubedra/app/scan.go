@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -21,22 +20,11 @@ import (
 
 // ScanOptions are scan's flags and dependencies.
 type ScanOptions struct {
-	IO IOStreams
+	InputFlags
 	// Context cancels a run; nil means context.Background().
 	Context context.Context
-
-	Paths      []string
-	Output     report.Format
-	Strict     bool
-	RulesFiles []string
-	Target     rules.Version
-	Example    bool
-	Color      string
-	Quiet      bool
-	// Config names the config file ("" finds .kubedra.yaml, "none" skips).
-	Config string
-	cfg    *action.Config
-
+	Output  report.Format
+	Strict  bool
 	// ProgressAfter is how long a run goes before a progress line appears
 	// on a terminal's stderr.
 	ProgressAfter time.Duration
@@ -44,7 +32,7 @@ type ScanOptions struct {
 
 // NewCmdScan builds `kubedra scan`. runF replaces scanRun in tests.
 func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command {
-	opts := &ScanOptions{IO: streams, Target: rules.DefaultTarget, ProgressAfter: time.Second}
+	opts := &ScanOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget}, ProgressAfter: time.Second}
 	cmd := &cobra.Command{
 		Use:   "scan [PATH|-]...",
 		Short: "Find device-plugin requests in manifests",
@@ -80,15 +68,12 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 			helm template x ./chart | kubedra scan -
 		`),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Paths = args
 			opts.Context = cmd.Context()
-			cfg, err := configure(cmd.Flags(), opts.IO, opts.Config)
-			if err != nil {
+			if err := opts.setup(cmd, args, "give files or directories, - for stdin, or --example"); err != nil {
 				return err
 			}
-			opts.cfg = cfg
-			if err := opts.validate(); err != nil {
-				return err
+			if n := len(slices.DeleteFunc(slices.Clone(opts.Paths), func(p string) bool { return p != "-" })); n > 1 {
+				return FlagErrorf("- (stdin) can be given only once")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -97,56 +82,26 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 		},
 	}
 	report.AddFormatFlag(cmd, &opts.Output, report.ScanFormats, "")
-	f := cmd.Flags()
-	f.BoolVar(&opts.Strict, "strict", false, "exit 1 when any input is skipped (templates, symlinks), and parse every document")
-	f.StringArrayVar(&opts.RulesFiles, "rules", nil, "rules file overlaid on the built-in rules (repeatable; later files win)")
-	f.Var(&opts.Target, "target-version", fmt.Sprintf("Kubernetes version the DRA mapping must work on (%s to %s)", rules.MinTarget, rules.MaxTarget))
-	f.BoolVar(&opts.Example, "example", false, "scan the built-in example manifest")
-	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the table: auto, always or never (NO_COLOR is honoured)")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stderr (no progress line, no error message)")
-	f.StringVar(&opts.Config, "config", "", "config file (default: .kubedra.yaml in the working folder or above; none to disable)")
+	opts.bind(cmd, "scan", "table", "print nothing on stderr (no progress line, no error message)")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "exit 1 when any input is skipped (templates, symlinks), and parse every document")
+	cmd.Flags().BoolVar(&opts.Example, "example", false, "scan the built-in example manifest")
 	return cmd
-}
-
-func (o *ScanOptions) validate() error {
-	if _, err := report.ColorProfile(o.Color, false, nil); err != nil {
-		return &FlagError{Err: fmt.Errorf("unknown --color %q: use auto, always or never", o.Color)}
-	}
-	if o.Example && len(o.Paths) > 0 {
-		return FlagErrorf("--example takes no paths")
-	}
-	if !o.Example && len(o.Paths) == 0 {
-		return FlagErrorf("no input: give files or directories, - for stdin, or --example")
-	}
-	if n := len(slices.DeleteFunc(slices.Clone(o.Paths), func(p string) bool { return p != "-" })); n > 1 {
-		return FlagErrorf("- (stdin) can be given only once")
-	}
-	return nil
 }
 
 // scanRun scans, renders the report on stdout and maps problems to exit
 // codes.
 func scanRun(opts *ScanOptions) error {
-	// A soft memory limit 64 MiB above the heap already held, through
-	// report encoding too (a 10,000-finding JSON report is the last peak of
-	// a big run): the GC catches up before a 50 MB stream of documents
-	// grows the heap, whose live part is findings, not documents. A lazier
-	// GC (GOGC=400, reference/perf.md) pushed that file's peak RSS to
-	// ~155-190 MB; with this limit it is ~120-130 MB. Relative to what is
-	// held, so an in-process scan after other work does not thrash.
+	// The live heap of a scan is findings, not documents: a soft limit
+	// 64 MiB above it (through report encoding) keeps a 50 MB file's peak
+	// RSS at ~120-130 MB (GOGC=400 gave ~155-190, reference/perf.md).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit(64 << 20)))
 	ctx := cmp.Or[context.Context](opts.Context, context.Background())
-	set, err := loadRules(opts.IO, opts.RulesFiles)
+	in, set, profile, ignore, err := opts.run()
 	if err != nil {
-		return fmt.Errorf("loading rules: %w", err)
+		return err
 	}
-	profile, err := report.ColorProfile(opts.Color, opts.IO.OutTTY, opts.IO.Getenv)
-	if err != nil {
-		return &FlagError{Err: err}
-	}
-	in := inputOf(opts.IO, opts.Paths, opts.Example)
 	var files, findings atomic.Int64
-	sopts := action.ScanOptions{Rules: set, Target: opts.Target, Strict: opts.Strict, Ignore: opts.cfg.Ignores(workdir(opts.IO)),
+	sopts := action.ScanOptions{Rules: set, Target: opts.Target, Strict: opts.Strict, Ignore: ignore,
 		OnFile: func(n int) { files.Add(1); findings.Add(int64(n)) }}
 	var prog *report.Progress
 	if opts.IO.ErrTTY && !opts.Quiet && opts.IO.ErrOut != nil {
@@ -184,14 +139,4 @@ func memoryLimit(extra int64) int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc) + extra
-}
-
-// inputOf is what a manifest command reads: its paths from the working
-// folder, or the embedded example.
-func inputOf(streams IOStreams, paths []string, example bool) action.Input {
-	in := action.Input{Paths: paths, Stdin: streams.In, Dir: workdir(streams)}
-	if example {
-		in.Paths, in.Stdin, in.StdinName = []string{"-"}, bytes.NewReader(ExampleManifest()), ExamplePath
-	}
-	return in
 }

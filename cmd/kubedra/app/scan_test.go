@@ -30,13 +30,13 @@ func TestScanFlags(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", args: []string{"dir"},
-			want: app.ScanOptions{Paths: []string{"dir"}, Output: "table", Color: "auto", Target: rules.DefaultTarget}},
+			want: app.ScanOptions{InputFlags: app.InputFlags{Paths: []string{"dir"}, Color: "auto", Target: rules.DefaultTarget}, Output: "table"}},
 		{name: "everything", args: []string{"-o", "json", "--strict", "--rules", "a.yaml", "--rules", "b.yaml",
 			"--target-version", "v1.36", "--color", "never", "-q", "-", "x.yaml"},
-			want: app.ScanOptions{Paths: []string{"-", "x.yaml"}, Output: "json", Strict: true,
-				RulesFiles: []string{"a.yaml", "b.yaml"}, Target: rules.Version{Major: 1, Minor: 36}, Color: "never", Quiet: true}},
+			want: app.ScanOptions{InputFlags: app.InputFlags{Paths: []string{"-", "x.yaml"}, Rules: []string{"a.yaml", "b.yaml"},
+				Target: rules.Version{Major: 1, Minor: 36}, Color: "never", Quiet: true}, Output: "json", Strict: true}},
 		{name: "example", args: []string{"--example", "-o", "wide"},
-			want: app.ScanOptions{Paths: []string{}, Example: true, Output: "wide", Color: "auto", Target: rules.DefaultTarget}},
+			want: app.ScanOptions{InputFlags: app.InputFlags{Paths: []string{}, Example: true, Color: "auto", Target: rules.DefaultTarget}, Output: "wide"}},
 		{name: "no input", args: nil, wantErr: "no input"},
 		{name: "example with paths", args: []string{"--example", "x"}, wantErr: "--example takes no paths"},
 		{name: "bad format", args: []string{"-o", "csv", "x"}, wantErr: `unknown output format "csv"`},
@@ -65,7 +65,7 @@ func TestScanFlags(t *testing.T) {
 			}
 			got.IO, got.Context, got.ProgressAfter = app.IOStreams{}, nil, 0
 			// The loaded config is unexported run state; flags are what count.
-			if diff := cmp.Diff(&tt.want, got, cmpopts.IgnoreUnexported(app.ScanOptions{})); diff != "" {
+			if diff := cmp.Diff(&tt.want, got, cmpopts.IgnoreUnexported(app.ScanOptions{}, app.InputFlags{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})

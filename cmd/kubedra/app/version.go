@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"runtime"
 	"runtime/debug"
 
@@ -24,24 +25,21 @@ type BuildInfo report.VersionInfo
 func Build() BuildInfo {
 	b := BuildInfo{Version: version, Commit: commit, Date: date, GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if b.Version == "" {
-		b.Version = "devel"
-		if info, ok := debug.ReadBuildInfo(); ok {
-			if v := info.Main.Version; v != "" && v != "(devel)" {
-				b.Version = v
-			}
-			for _, s := range info.Settings {
-				switch s.Key {
-				case "vcs.revision":
-					if b.Commit == "" {
-						b.Commit = s.Value
-					}
-				case "vcs.time":
-					if b.Date == "" {
-						b.Date = s.Value
-					}
-				}
-			}
+	info, ok := debug.ReadBuildInfo()
+	if b.Version != "" || !ok {
+		b.Version = cmp.Or(b.Version, "devel")
+		return b
+	}
+	b.Version = "devel"
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		b.Version = v
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = cmp.Or(b.Commit, s.Value)
+		case "vcs.time":
+			b.Date = cmp.Or(b.Date, s.Value)
 		}
 	}
 	return b

@@ -1,11 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"path"
 	"strings"
 
+	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -121,4 +123,29 @@ func CheckSummary(c Check, failedInputs int) string {
 		fmt.Fprintf(&b, "; %d could not be checked (exit 1)", failedInputs)
 	}
 	return b.String()
+}
+
+// WriteCheckFile writes c in format to path (--report FORMAT=PATH): never
+// coloured, and atomically, so a CI step never reads half a report.
+func WriteCheckFile(path string, format Format, c Check) error {
+	var buf bytes.Buffer
+	if err := RenderCheck(&buf, format, c, Style{}); err != nil {
+		return err
+	}
+	return emit.WriteFileMode(path, buf.Bytes(), 0o644)
+}
+
+// CheckLog writes check's stderr: the inputs not read (even when quiet:
+// they make the exit code), then the summary line unless quiet.
+func CheckLog(w io.Writer, name string, c Check, failedInputs int, quiet bool) {
+	for _, sk := range c.Report.Skipped {
+		loc := sk.File
+		if sk.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", loc, sk.Line)
+		}
+		fmt.Fprintf(w, "%s: skipped %s: %s\n", name, loc, sk.Reason)
+	}
+	if !quiet {
+		fmt.Fprintf(w, "%s: %s\n", name, CheckSummary(c, failedInputs))
+	}
 }
