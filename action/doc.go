@@ -1,11 +1,17 @@
 // Package action is kubedra's library layer: one call per job, which the
 // CLI, the KRM function, the tests and the benchmarks all use.
 //
-//	Scan(ctx, Input, ScanOptions)       -> *ScanResult     every device request, with its DRA mapping
-//	Check(ctx, Input, CheckOptions)     -> *CheckResult    Scan plus the gate's verdict per finding
-//	Migrate(ctx, Input, MigrateOptions) -> *MigrateResult  the rewrite, streamed file by file to a Sink
-//	Audit(ctx, ClusterSource, AuditOptions) -> *audit.Report
-//	Bundle(ctx, BundleOptions)          -> *bundle.Result, and BundleVerify
+//	Scan(ctx, Input, ScanOptions)            -> *ScanResult     every device request, with its DRA mapping
+//	Check(ctx, Input, CheckOptions)          -> *CheckResult    Scan plus the gate's verdict per finding
+//	Migrate(ctx, Input, MigrateOptions)      -> *MigrateResult  the rewrite, streamed file by file to its output
+//	Fn{Mode}.Process(*framework.ResourceList)                   Check or Migrate on a KRM function's items
+//	Audit(ctx, ClusterSource, AuditOptions)  -> *audit.Report
+//	Bundle(ctx, BundleOptions)               -> *bundle.Result, and BundleVerify
+//	Explain(ExplainOptions)                  -> *Explanation    what one request becomes (rules show)
+//	ValidateRules(dir, files, stdin)         -> []error
+//
+// LoadConfig reads the repository's .kubedra.yaml, whose ignores are an
+// option of planning (Config.Ignores).
 //
 // An action takes Options and sources and returns a typed result. It never
 // reads flags, prints, or exits: cmd/kubedra/app binds flags to Options,

@@ -69,7 +69,6 @@ type MigrateResult struct {
 // Rule ids of Migrate's own diagnostics.
 const (
 	RuleUnreadParts = "migrate/unread-parts"
-	RuleNotMigrated = "migrate/not-migrated"
 	RuleRewrite     = "migrate/rewrite-failed"
 )
 

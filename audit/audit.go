@@ -23,20 +23,8 @@ const (
 	Info    = inventory.Info
 )
 
-// Ref names a Kubernetes object.
-type Ref struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name"`
-}
-
-func (r Ref) String() string {
-	if r.Namespace != "" {
-		return r.Kind + "/" + r.Namespace + "/" + r.Name
-	}
-	return r.Kind + "/" + r.Name
-}
+// Ref names a Kubernetes object (the one ObjectRef of every stage).
+type Ref = inventory.ObjectRef
 
 // Finding is one problem a check found.
 type Finding struct {
