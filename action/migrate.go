@@ -239,7 +239,7 @@ type fileState struct {
 	claims        []*yaml.RNode
 	migrated      int
 	added         int
-	lastNew       []byte // the New text of the last batch (the stream's end)
+	lastNew       []byte // Stream: the New text of the last batch (the stream's end)
 	classes       []*inventory.Document
 }
 
@@ -388,7 +388,9 @@ func (m *migration) write(j *job) {
 				if err := st.out.Change(pc.Old, pc.New); err != nil && st.failed == nil {
 					st.failed = err
 				}
-				st.lastNew = append(st.lastNew, pc.New...)
+				if stream {
+					st.lastNew = append(st.lastNew, pc.New...)
+				}
 			}
 		}
 	}

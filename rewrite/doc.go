@@ -1,9 +1,11 @@
 // Package rewrite is the only package that changes YAML. It applies a
-// plan.Plan to the bytes of a file:
+// plan.FilePlan to the Documents inventory/files read from a file (or from
+// one batch of a large file):
 //
-// Reading: File cuts the file into documents at "---" lines and parses only
-// the documents the plan touches, with kyaml (go.yaml.in/yaml/v3 nodes), so
-// comments, key order and quoting are kept.
+// Reading: nothing is read or split again. Each Document carries its node,
+// the decoded YAML document it belongs to (Root, with its comments) and
+// the byte span of that document in the file; DocPlans find their document
+// by its index.
 //
 // Modifying: Document applies one DocPlan with kyaml filters (Lookup,
 // LookupCreate, SetField, FieldClearer): extended-resource keys leave
@@ -13,11 +15,13 @@
 // document's kind and name, the hint's key), and is a no-op when already
 // done, so a second run changes nothing.
 //
-// Writing: each touched document is encoded in the file's own style
-// (indent width, sequence indentation; JSON stays JSON) and spliced back
-// between the untouched documents, which keep their exact bytes. New
-// objects follow their workload (a `kind: List` gains them as items) or are
-// returned for a claims file (AppendObjects, AddResource).
+// Writing: File returns the text as Pieces: each touched document is
+// encoded in the text's own style (indent width, sequence indentation;
+// JSON stays JSON) and checked to parse, between the untouched bytes, which
+// are kept exactly. New objects follow their workload (a `kind: List` gains
+// them as items) or are returned for a claims file (AppendObjects,
+// AddResource). Apply edits documents without text (a KRM function's
+// items).
 //
 // rewrite does no I/O and makes no decisions: names, placement and what is
 // left alone were decided by package plan.
