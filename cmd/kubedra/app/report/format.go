@@ -78,3 +78,11 @@ func AddFormatFlag(cmd *cobra.Command, p *Format, fs Formats, what string) {
 	}
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
 }
+
+// Plural is one when n is 1, else many.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -142,11 +142,3 @@ func invalidIgnores(items []plan.Item) []plan.Item {
 func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
 }
-
-// Plural is one when n is 1, else many.
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
