@@ -117,8 +117,10 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	}
 	// More readers than cores: a reader waiting for its turn to be written
 	// must not leave a core idle while a large file ahead is still parsed.
-	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: 4 * runtime.GOMAXPROCS(0), Batch: batchSize, KeepData: true, Prepare: m.prepare}
-	m.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
+	// Each holds at most a batch, and there are at most 8 of them.
+	cores := runtime.GOMAXPROCS(0)
+	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: min(4*cores, 8), Batch: batchSize, KeepData: true, Prepare: m.prepare}
+	m.sem = make(chan struct{}, min(cores, 4))
 	err = files.Read(ctx, in.Paths, in.Stdin, fopts, m.file)
 	if m.emit != nil {
 		m.drain(true)
@@ -321,7 +323,7 @@ type job struct {
 }
 
 // enqueue starts a batch's rewrite and writes the batches whose turn has
-// come. Rewrites run on up to GOMAXPROCS goroutines, and at most twice as
+// come. Rewrites run on up to cap(sem) goroutines, and at most twice as
 // many batches wait, so memory stays bounded.
 func (m *migration) enqueue(j *job) {
 	if j.fp != nil && !j.st.unread {
