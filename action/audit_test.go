@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/audit"
+	"github.com/kubedra/kubedra/inventory/cluster/clustertest"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -24,7 +25,7 @@ func TestAuditFromDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(jsonOf(t, audit.Run(facts, audit.Options{Resolver: rules.Default()})), jsonOf(t, r)); d != "" {
+	if d := cmp.Diff(clustertest.JSON(t, audit.Run(facts, audit.Options{Resolver: rules.Default()})), clustertest.JSON(t, r)); d != "" {
 		t.Errorf("report (-audit.Run +Audit):\n%s", d)
 	}
 	var statuses []string
@@ -71,7 +72,7 @@ func TestAuditLiveAndDumpAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(jsonOf(t, fromLive), jsonOf(t, fromDump)); d != "" {
+	if d := cmp.Diff(clustertest.JSON(t, fromLive), clustertest.JSON(t, fromDump)); d != "" {
 		t.Errorf("live and --from-dump differ (-live +dump):\n%s", d)
 	}
 }

@@ -3,7 +3,6 @@ package action_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -32,15 +31,6 @@ func live(t *testing.T, file string) (action.ClusterSource, *clustertest.Fakes) 
 	return action.ClusterSource{NewReader: func(genericclioptions.RESTClientGetter) (*cluster.Reader, error) {
 		return fakes.Reader(), nil
 	}}, fakes
-}
-
-func jsonOf(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func TestClusterSourceString(t *testing.T) {
@@ -82,8 +72,8 @@ func TestReadCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if jsonOf(t, fromLive) != jsonOf(t, fromStdin) || jsonOf(t, fromLive) != jsonOf(t, fromFile) {
-		t.Errorf("live, its dump and the fixture differ:\n%s\n---\n%s\n---\n%s", jsonOf(t, fromLive), jsonOf(t, fromStdin), jsonOf(t, fromFile))
+	if clustertest.JSON(t, fromLive) != clustertest.JSON(t, fromStdin) || clustertest.JSON(t, fromLive) != clustertest.JSON(t, fromFile) {
+		t.Errorf("live, its dump and the fixture differ:\n%s\n---\n%s\n---\n%s", clustertest.JSON(t, fromLive), clustertest.JSON(t, fromStdin), clustertest.JSON(t, fromFile))
 	}
 }
 

@@ -3,7 +3,6 @@ package action
 import (
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rules"
@@ -27,12 +26,7 @@ type Input struct {
 }
 
 // open is where a path as given is on disk.
-func (in Input) open(p string) string {
-	if in.Dir == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(in.Dir, p)
-}
+func (in Input) open(p string) string { return inventory.Resolve(in.Dir, p) }
 
 // name is how results show a path.
 func (in Input) name(p string) string {

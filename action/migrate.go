@@ -428,26 +428,18 @@ func (m *migration) end(st *fileState) {
 		if st.out != nil {
 			st.out.Abort()
 		}
-		res.Failed++
-		res.Diagnostics = append(res.Diagnostics, st.diags...)
-		res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: st.path,
-			Message: "left unchanged: " + st.failed.Error()})
-		return
-	}
-	if st.out != nil {
+	case st.out != nil:
 		changed, err := st.out.Commit()
-		if err != nil {
-			res.Failed++
-			res.Diagnostics = append(res.Diagnostics, st.diags...)
-			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: st.path,
-				Message: "left unchanged: " + err.Error()})
-			return
-		}
-		if changed {
+		st.failed = err
+		if changed && err == nil {
 			res.Changed++
 		}
 	}
 	res.Diagnostics = append(res.Diagnostics, st.diags...)
+	if st.failed != nil {
+		m.fail(st.path, st.failed)
+		return
+	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
 	res.Added += st.added
@@ -457,6 +449,13 @@ func (m *migration) end(st *fileState) {
 	if st.claimsFile != "" && len(st.claims) > 0 {
 		m.addClaims(st.claimsFile, st.kustomization, st.claims)
 	}
+}
+
+// fail records that the file at path was left as it was, and why.
+func (m *migration) fail(path string, err error) {
+	m.res.Failed++
+	m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: path,
+		Message: "left unchanged: " + err.Error()})
 }
 
 // unreadFix is what to do about a file kubedra could not read whole.
@@ -538,11 +537,7 @@ func (m *migration) sideFiles() {
 
 // side edits (or creates) one side file.
 func (m *migration) side(path string, edit func(old []byte) ([]byte, error)) {
-	fail := func(err error) {
-		m.res.Failed++
-		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: path,
-			Message: "left unchanged: " + err.Error()})
-	}
+	fail := func(err error) { m.fail(path, err) }
 	old, err := os.ReadFile(m.in.open(path))
 	isNew := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !isNew {
@@ -587,9 +582,7 @@ func (m *migration) documents() {
 	if r.Plan != nil {
 		edited, err := rewrite.Apply(docs, r.Plan.Docs, true)
 		if err != nil {
-			res.Failed++
-			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: "-",
-				Message: "left unchanged: " + err.Error()})
+			m.fail("-", err)
 			docs = m.in.Documents
 		} else {
 			for _, e := range edited {

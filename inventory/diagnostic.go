@@ -1,10 +1,6 @@
 package inventory
 
-import (
-	"cmp"
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // Severity of a Diagnostic, as in kyaml's fn/framework results.
 type Severity string
@@ -87,24 +83,3 @@ func (d Diagnostic) Location() string {
 
 // Diagnostics is what a stage reports, in the order it found it.
 type Diagnostics []Diagnostic
-
-// Count returns the number of diagnostics of severity s.
-func (ds Diagnostics) Count(s Severity) int {
-	n := 0
-	for _, d := range ds {
-		if d.Severity == s {
-			n++
-		}
-	}
-	return n
-}
-
-// Sorted returns a copy ordered by file, line and severity, keeping the
-// order of equal ones (framework.Results.Sort orders the same way).
-func (ds Diagnostics) Sorted() Diagnostics {
-	out := slices.Clone(ds)
-	slices.SortStableFunc(out, func(a, b Diagnostic) int {
-		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Severity.Rank(), b.Severity.Rank()))
-	})
-	return out
-}

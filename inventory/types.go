@@ -1,6 +1,10 @@
 package inventory
 
-import "sigs.k8s.io/kustomize/kyaml/yaml"
+import (
+	"path/filepath"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
 
 // Origin says where a Document came from.
 type Origin struct {
@@ -180,4 +184,16 @@ type TemplatePath struct {
 	// e.g. spec.pytorchReplicaSpecs.*.template.spec or
 	// spec.workerGroupSpecs[].template.spec.
 	Paths []string `json:"paths" yaml:"paths"`
+}
+
+// Resolve is where a path the user gave is on disk when relative paths are
+// under dir: dir joined with it, or the path itself when it is absolute,
+// "-" (stdin) or "", or when dir is "" (the process's working folder).
+// Every stage that opens a user's path resolves it here and reports it as
+// given.
+func Resolve(dir, path string) string {
+	if dir == "" || path == "" || path == "-" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }

@@ -70,8 +70,3 @@ func AddResource(src []byte, name string) ([]byte, error) {
 	seq.YNode().Content = append(seq.YNode().Content, yaml.NewStringRNode(name).YNode())
 	return encodeYAML(&node, detectStyle(src))
 }
-
-// Stream encodes objects as a YAML stream (for DeviceClasses).
-func Stream(objs []*yaml.RNode) ([]byte, error) {
-	return AppendObjects(nil, nil, objs)
-}

@@ -21,9 +21,6 @@ type Piece struct {
 	Old, New []byte
 }
 
-// Changed reports whether the piece's text changed.
-func (p Piece) Changed() bool { return !bytes.Equal(p.Old, p.New) }
-
 // Result is the outcome of rewriting one file, or one batch of its
 // documents.
 type Result struct {
@@ -31,25 +28,6 @@ type Result struct {
 	// Objects are new objects for the plan's claims file (set only when
 	// FilePlan.ClaimsFile is set).
 	Objects []*yaml.RNode
-}
-
-// Changed reports whether any piece changed.
-func (r Result) Changed() bool {
-	for _, p := range r.Pieces {
-		if p.Changed() {
-			return true
-		}
-	}
-	return false
-}
-
-// Content is the whole output text.
-func (r Result) Content() []byte {
-	var b bytes.Buffer
-	for _, p := range r.Pieces {
-		b.Write(p.New)
-	}
-	return b.Bytes()
 }
 
 // File applies the plan for one file to its documents. data is the text

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -112,11 +111,7 @@ func LoadFrom(dir string, paths ...string) (*Set, error) {
 	}
 	var errs LoadErrors
 	for i, p := range paths {
-		open := p
-		if dir != "" && !filepath.IsAbs(p) {
-			open = filepath.Join(dir, p)
-		}
-		data, err := os.ReadFile(open)
+		data, err := os.ReadFile(inventory.Resolve(dir, p))
 		if err != nil {
 			errs = append(errs, LoadError{File: p, Msg: fmt.Sprintf("reading rules: %v", errors.Unwrap(err))})
 			continue

@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -35,15 +34,6 @@ func readDumpFile(t *testing.T, path string) *cluster.Facts {
 	return facts
 }
 
-func jsonOf(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The live read of fakes seeded from a dump, the dump itself, and the dump
 // the live read writes all give the same Facts.
 func TestLiveDumpAgree(t *testing.T) {
@@ -59,14 +49,14 @@ func TestLiveDumpAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	fromFixture := readDumpFile(t, mixed)
-	if d := cmp.Diff(jsonOf(t, fromFixture), jsonOf(t, live)); d != "" {
+	if d := cmp.Diff(clustertest.JSON(t, fromFixture), clustertest.JSON(t, live)); d != "" {
 		t.Errorf("live read differs from the fixture dump (-dump +live):\n%s", d)
 	}
 	again, err := cluster.ReadDump(&dump, cluster.Scope{})
 	if err != nil {
 		t.Fatalf("reading our own dump: %v", err)
 	}
-	if d := cmp.Diff(jsonOf(t, live), jsonOf(t, again)); d != "" {
+	if d := cmp.Diff(clustertest.JSON(t, live), clustertest.JSON(t, again)); d != "" {
 		t.Errorf("--from-dump differs from live (-live +dump):\n%s", d)
 	}
 }

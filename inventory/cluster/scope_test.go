@@ -65,7 +65,7 @@ func TestReaderScope(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(jsonOf(t, live), jsonOf(t, got)); d != "" {
+		if d := cmp.Diff(clustertest.JSON(t, live), clustertest.JSON(t, got)); d != "" {
 			t.Errorf("%s: facts (-live +dump):\n%s", name, d)
 		}
 		if d := cmp.Diff(daemonSetNames(o), daemonSetNames(got.Objects)); d != "" {

@@ -197,22 +197,14 @@ type job struct {
 	err   error                 // the path could not be walked or stat'ed
 }
 
-// resolve is where a reported path is opened.
-func resolve(p, dir string) string {
-	if dir == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(dir, p)
-}
-
 // enumerate lists the files under root in lexical order. Symlinks are
 // followed only when their target stays under root; symlinked directories
 // under root are not walked again (their target is walked on its own).
 // Paths are reported under root as given; dir resolves a relative root.
 func enumerate(root, dir string) func(yield func(job) bool) {
 	return func(yield func(job) bool) {
-		open := resolve(root, dir)
-		mk := func(p string) job { return job{path: p, open: resolve(p, dir)} }
+		open := inventory.Resolve(dir, root)
+		mk := func(p string) job { return job{path: p, open: inventory.Resolve(dir, p)} }
 		// The reported path of a walked file: root joined with its path
 		// below the opened root, as filepath.WalkDir(root) would give it.
 		report := func(p string) string {

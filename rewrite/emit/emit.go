@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // Mode is where results go.
@@ -246,12 +248,7 @@ func colour(w *bytes.Buffer, code string, line []byte) {
 }
 
 // open is where a path as the user named it is on disk.
-func (e *Emitter) open(p string) string {
-	if e.WorkDir == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(e.WorkDir, p)
-}
+func (e *Emitter) open(p string) string { return inventory.Resolve(e.WorkDir, p) }
 
 // modeOf is the permission a written file gets: the original's, or 0644
 // for a new file.

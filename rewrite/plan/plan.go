@@ -136,6 +136,3 @@ type Encoder interface {
 	Claim(name, namespace string, claim rules.Claim, target rules.Version) (*yaml.RNode, error)
 	DeviceClass(d rules.Decision, target rules.Version) (*yaml.RNode, error)
 }
-
-// Changed reports whether the file plan edits or adds anything.
-func (fp *FilePlan) Changed() bool { return len(fp.Docs) > 0 }

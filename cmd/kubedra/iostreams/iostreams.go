@@ -10,10 +10,11 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // IOStreams are the standard streams plus what kubedra needs to know about
@@ -97,9 +98,4 @@ func (s IOStreams) Dir() string {
 // Path is where a path the user typed is: a relative one is under the
 // working folder, so that a test can inject it without changing the
 // process's. "" and "-" (stdin) stay as they are.
-func (s IOStreams) Path(p string) string {
-	if p == "" || p == "-" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(s.Dir(), p)
-}
+func (s IOStreams) Path(p string) string { return inventory.Resolve(s.Dir(), p) }

@@ -4,11 +4,13 @@
 package clustertest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -164,4 +166,14 @@ func hasResource(rs []metav1.APIResource, name string) bool {
 		}
 	}
 	return false
+}
+
+// JSON is v as indented JSON, to compare Facts read different ways.
+func JSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
