@@ -165,10 +165,20 @@ type prepared struct {
 	diags    inventory.Diagnostics
 	existing []inventory.ObjectRef
 	classes  []*inventory.Document // DeviceClasses already in the stream
+	err      error                 // detection hit a bug
 }
 
 func (m *migration) prepare(f *files.File) {
 	p := &prepared{}
+	if err := guard(func() { m.detect(f, p) }); err != nil {
+		p = &prepared{err: err}
+	}
+	m.mu.Lock()
+	m.prepared[f] = p
+	m.mu.Unlock()
+}
+
+func (m *migration) detect(f *files.File, p *prepared) {
 	values := detect.IsHelmValues(f.Path)
 	for _, d := range f.Docs {
 		switch k := d.Node.GetKind(); k {
@@ -184,9 +194,6 @@ func (m *migration) prepare(f *files.File) {
 		}
 		p.findings = append(p.findings, detect.Document(d, m.dopts)...)
 	}
-	m.mu.Lock()
-	m.prepared[f] = p
-	m.mu.Unlock()
 }
 
 // reserveExisting reads the files once more, parsing only documents that
@@ -278,9 +285,15 @@ func (m *migration) file(f *files.File) error {
 	st.classes = append(st.classes, p.classes...)
 	m.planner.Reserve(p.existing...)
 
+	var r *plan.FileResult
+	if p.err == nil && !st.unread && st.failed == nil {
+		p.err = guard(func() { r = m.planner.File(f.Path, p.findings) })
+	}
+	if p.err != nil && st.failed == nil {
+		st.failed = p.err
+	}
 	var fp *plan.FilePlan
-	if !st.unread {
-		r := m.planner.File(f.Path, p.findings)
+	if !st.unread && st.failed == nil {
 		st.diags = append(st.diags, r.Diagnostics...)
 		st.workloads = append(st.workloads, r.Workloads...)
 		m.dcs = append(m.dcs, r.DeviceClasses...)
@@ -331,7 +344,9 @@ func (m *migration) enqueue(j *job) {
 		m.sem <- struct{}{}
 		go func() {
 			defer func() { <-m.sem; close(j.done) }()
-			j.res, j.err = rewrite.File(j.f.Data, j.f.Offset, j.f.Docs, j.fp)
+			if err := guard(func() { j.res, j.err = rewrite.File(j.f.Data, j.f.Offset, j.f.Docs, j.fp) }); err != nil {
+				j.err = err
+			}
 		}()
 	}
 	m.queue = append(m.queue, j)
@@ -454,7 +469,7 @@ func (m *migration) end(st *fileState) {
 // fail records that the file at path was left as it was, and why.
 func (m *migration) fail(path string, err error) {
 	m.res.Failed++
-	m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: path,
+	m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: ruleOf(err, RuleRewrite), File: path,
 		Message: "left unchanged: " + err.Error()})
 }
 

@@ -50,8 +50,8 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
 	iopts := plan.ItemOptions{Rules: rules.Options{Target: opts.Target}, Ignore: opts.Ignore}
 	if in.Documents != nil {
-		items := plan.Items(detect.Documents(in.Documents, dopts), set, iopts)
-		return &ScanResult{Report: plan.NewReport(items, nil, 0, len(in.Documents))}, nil
+		items, bugs := plan.Items(detect.Documents(in.Documents, dopts), set, iopts)
+		return &ScanResult{Report: plan.NewReport(items, bugs, 0, len(in.Documents)), Diagnostics: bugs, Failed: len(bugs)}, nil
 	}
 
 	var (
@@ -67,9 +67,15 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		fopts.Filter = detect.MayRequest
 	}
 	err := files.Read(ctx, in.Paths, in.Stdin, fopts, func(f *files.File) error {
-		fs := detect.Documents(f.Docs, dopts)
+		var fs []inventory.Finding
+		bug := guard(func() { fs = detect.Documents(f.Docs, dopts) })
 		mu.Lock()
 		defer mu.Unlock()
+		if bug != nil {
+			fs = nil
+			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: plan.RuleInternal, File: f.Path, Message: bug.Error()})
+			failed++
+		}
 		findings = append(findings, fs...)
 		diags = append(diags, f.Diagnostics...)
 		documents += f.Documents
@@ -88,10 +94,12 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	items, bugs := plan.Items(findings, set, iopts)
+	diags = append(diags, bugs...)
+	failed += len(bugs)
 	slices.SortStableFunc(diags, func(a, b inventory.Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
-	items := plan.Items(findings, set, iopts)
 	if in.StdinName != "" {
 		for i := range items {
 			items[i].File = in.name(items[i].File)

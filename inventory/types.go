@@ -138,6 +138,9 @@ type Finding struct {
 
 	// Hints are the device-related scheduling hints of the same pod template.
 	Hints []Hint `json:"hints,omitempty"`
+	// PodClaims are the names of the pod template's resourceClaims already
+	// there (a half-migrated pod): new claims take other names.
+	PodClaims []string `json:"-"`
 	// Ignore is the reason given in a kubedra.io/ignore annotation on the
 	// workload (or its pod template), "" when there is none. A present
 	// annotation with an empty value is reported as IgnoreInvalid.

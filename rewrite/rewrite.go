@@ -400,11 +400,7 @@ func hasElement(seq *yaml.RNode, want map[string]string) bool {
 		}
 		match := true
 		for k, v := range want {
-			got := ""
-			if f := rn.Field(k); f != nil {
-				got = yaml.GetValue(f.Value)
-			}
-			if got != v {
+			if field(rn, k) != v {
 				match = false
 			}
 		}
@@ -425,9 +421,7 @@ func podClaims(spec *yaml.RNode, pcs []plan.PodClaim) error {
 	}
 	for _, pc := range pcs {
 		if el := seq.Element("name", pc.Name); el != nil {
-			t := yaml.GetValue(el.Field("resourceClaimTemplateName").Value)
-			c := yaml.GetValue(el.Field("resourceClaimName").Value)
-			if t == pc.ResourceClaimTemplateName && c == pc.ResourceClaimName {
+			if field(el, "resourceClaimTemplateName") == pc.ResourceClaimTemplateName && field(el, "resourceClaimName") == pc.ResourceClaimName {
 				continue
 			}
 			return fmt.Errorf("pod already has a resource claim named %q for something else", pc.Name)
@@ -444,6 +438,14 @@ func podClaims(spec *yaml.RNode, pcs []plan.PodClaim) error {
 		seq.YNode().Content = append(seq.YNode().Content, el.YNode())
 	}
 	return nil
+}
+
+// field returns the scalar value of a mapping's field, "" when absent.
+func field(m *yaml.RNode, name string) string {
+	if f := m.Field(name); f != nil {
+		return yaml.GetValue(f.Value)
+	}
+	return ""
 }
 
 // checkAliases refuses a document whose edit removed the target of an alias

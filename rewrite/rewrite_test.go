@@ -41,10 +41,23 @@ func migrateOptions(o plan.Options) action.MigrateOptions {
 	return action.MigrateOptions{Resolver: plantest.Resolver{}, Encoder: plantest.Encoder{}, Plan: o}
 }
 
+// builtinOptions are the options of `kubedra migrate` with its own rules.
+func builtinOptions(o plan.Options) action.MigrateOptions {
+	mo := migrateOptions(o)
+	mo.Resolver, mo.Encoder = nil, nil
+	return mo
+}
+
 // run migrates data as the file name in a folder of its own, as
 // `kubedra migrate -w name` does there (action.Migrate), after planning it
 // as `migrate --plan` does.
 func run(t testing.TB, name string, data []byte, o plan.Options) result {
+	t.Helper()
+	return runWith(t, name, data, o, migrateOptions)
+}
+
+// runWith is run with the rules of opts (migrateOptions or builtinOptions).
+func runWith(t testing.TB, name string, data []byte, o plan.Options, migrateOptions func(plan.Options) action.MigrateOptions) result {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -91,12 +104,14 @@ func runStdin(t testing.TB, data []byte, o plan.Options) result {
 	return result{out: out.Bytes(), res: res, failed: res.Failed > 0}
 }
 
-// options reads a case's flags file: one flag per line.
-func options(t *testing.T, dir string) plan.Options {
+// options reads a case's flags file: one flag per line; rules=builtin
+// runs the case with kubedra's own rules instead of plantest's.
+func options(t *testing.T, dir string) (plan.Options, func(plan.Options) action.MigrateOptions) {
 	o := plan.Options{Strategy: plan.Claims}
+	with := migrateOptions
 	b, err := os.ReadFile(filepath.Join(dir, "flags"))
 	if err != nil {
-		return o
+		return o, with
 	}
 	for _, l := range strings.Fields(string(b)) {
 		k, v, _ := strings.Cut(l, "=")
@@ -115,11 +130,16 @@ func options(t *testing.T, dir string) plan.Options {
 			o.Target = tv
 		case "claims-file":
 			o.ClaimsFile = v
+		case "rules":
+			if v != "builtin" {
+				t.Fatalf("rules=%s: only rules=builtin is known", v)
+			}
+			with = builtinOptions
 		default:
 			t.Fatalf("unknown flag %q", l)
 		}
 	}
-	return o
+	return o, with
 }
 
 // diagnostics are what migrate reported, one per line.
@@ -143,7 +163,8 @@ func diagnostics(r *action.MigrateResult) []byte {
 }
 
 // TestGolden runs every testdata/<case>: input.yaml (or input.json) is
-// migrated with the case's flags; expected.yaml holds the result,
+// migrated with the case's flags (rules=builtin: kubedra's own rules, else
+// plantest's); expected.yaml holds the result,
 // claims.yaml the claims file (if any), diagnostics.txt what was reported.
 // The expected output must migrate to itself (idempotence) and every object
 // in it must decode strictly into its Kubernetes type.
@@ -161,9 +182,9 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := options(t, dir)
+			o, with := options(t, dir)
 			name := "input" + filepath.Ext(in)
-			r := run(t, name, data, o)
+			r := runWith(t, name, data, o, with)
 			golden.Check(t, filepath.Join(dir, "expected"+filepath.Ext(in)), r.out)
 			golden.Check(t, filepath.Join(dir, "diagnostics.txt"), diagnostics(r.res))
 			if r.claims != nil || fileExists(filepath.Join(dir, "claims.yaml")) {
@@ -176,7 +197,7 @@ func TestGolden(t *testing.T) {
 				return
 			}
 			// Idempotence: the output migrates to itself.
-			again := run(t, name, r.out, o)
+			again := runWith(t, name, r.out, o, with)
 			if again.failed || !bytes.Equal(again.out, r.out) {
 				t.Errorf("second run changed the output (%s):\n%s", diagnostics(again.res), again.out)
 			}

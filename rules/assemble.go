@@ -28,7 +28,6 @@ func applied(st *reqState, opts Options) bool {
 // constraints per container.
 func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) Resolution {
 	res := Resolution{Decisions: make([]Decision, len(states))}
-	perPod := -1
 	var podReqs []int // indexes into states of per-pod requests
 	shared := map[string]int{}
 	for i, st := range states {
@@ -53,63 +52,10 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 			st.d.Claim, st.d.Request = ci, c.Spec.Devices.Requests[0].Name
 			continue
 		}
-		if perPod < 0 {
-			perPod = len(res.Claims)
-			res.Claims = append(res.Claims, Claim{})
-		}
 		podReqs = append(podReqs, i)
 	}
-	// A non-sidecar init container runs to completion before the next one
-	// starts, and the kubelet hands its device-plugin devices on to later
-	// containers: a pod with an init container and a main container asking
-	// for one GPU each needs one GPU, not two. So such an init container
-	// reuses a request of a long-lived container (else of an earlier init
-	// container) that asks for the same devices, at least as many.
-	reuse := map[int]int{} // init request -> request it reuses
-	for _, i := range podReqs {
-		if pod.Requests[i].ContainerType != inventory.InitContainer {
-			continue
-		}
-		if j, ok := reusable(pod, states, podReqs, reuse, i); ok {
-			reuse[i] = j
-		}
-	}
-	podReqs = slices.DeleteFunc(podReqs, func(i int) bool {
-		_, ok := reuse[i]
-		return ok
-	})
-	if perPod >= 0 {
-		c := &res.Claims[perPod]
-		// Request names: the base name when it is unique in the claim, else
-		// base-container (device-plugin devices were never shared between
-		// containers, so each container request keeps its own request).
-		n := map[string]int{}
-		for _, i := range podReqs {
-			n[states[i].base]++
-		}
-		taken := map[string]bool{}
-		var bases []string
-		for _, i := range podReqs {
-			st := states[i]
-			name := st.base
-			if n[st.base] > 1 {
-				name = st.base + "-" + pod.Requests[i].Container
-			}
-			name = unique(DNSLabel(name, "device"), taken)
-			st.d.Claim, st.d.Request = perPod, name
-			c.Spec.Devices.Requests = append(c.Spec.Devices.Requests, resourcev1.DeviceRequest{Name: name, Exactly: st.spec.DeepCopy()})
-			for _, cfg := range st.m.r.Config {
-				c.Spec.Devices.Config = append(c.Spec.Devices.Config, opaque([]string{name}, cfg))
-			}
-			if !slices.Contains(bases, st.claimBase) {
-				bases = append(bases, st.claimBase)
-			}
-		}
-		c.Name = DNSLabel(strings.Join(bases, "-"), "device")
-		c.Spec.Devices.Constraints = topology(pod, states, podReqs)
-		for i, j := range reuse {
-			states[i].d.Claim, states[i].d.Request = states[j].d.Claim, states[j].d.Request
-		}
+	if len(podReqs) > 0 {
+		res.Claims = append(res.Claims, s.perPodClaims(pod, states, podReqs, len(res.Claims))...)
 	}
 	// Claim names are the pod's resourceClaims[].name: keep them unique.
 	claimNames := map[string]bool{}
@@ -119,6 +65,7 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 	for _, st := range states {
 		if st.base == "-attached" && applied(states[st.host], opts) && (st.d.Status == Mappable || st.d.Status == Lossy && opts.AllowLossy) {
 			st.d.Claim, st.d.Request = states[st.host].d.Claim, states[st.host].d.Request
+			st.d.Refs = states[st.host].d.Refs
 		}
 	}
 	used := map[int]bool{}
@@ -161,43 +108,6 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 	return res
 }
 
-// reusable finds the request that init-container request i can share: the
-// same device class and selectors, a count at least as large, preferably of a
-// container that starts after it (a regular container, or a sidecar listed
-// later), else of an earlier init container that keeps its own request.
-func reusable(pod Pod, states []*reqState, podReqs []int, reuse map[int]int, i int) (int, bool) {
-	st := states[i]
-	best, found := 0, false
-	for _, j := range podReqs {
-		if j == i || pod.Requests[j].Container == pod.Requests[i].Container {
-			continue
-		}
-		if _, shared := reuse[j]; shared {
-			continue
-		}
-		o := states[j]
-		if o.spec.DeviceClassName != st.spec.DeviceClassName || o.spec.Count < st.spec.Count ||
-			!slices.Equal(o.d.Selectors, st.d.Selectors) || len(o.m.r.Config) != len(st.m.r.Config) {
-			continue
-		}
-		switch pod.Requests[j].ContainerType {
-		case inventory.Container:
-			return j, true
-		case inventory.SidecarContainer:
-			// A sidecar listed before the init container is already running
-			// beside it: their devices must differ.
-			if pod.Requests[j].ContainerIndex > pod.Requests[i].ContainerIndex {
-				return j, true
-			}
-			continue
-		}
-		if !found && j < i {
-			best, found = j, true
-		}
-	}
-	return best, found
-}
-
 func constrained(c Claim, req string) bool {
 	for _, k := range c.Spec.Devices.Constraints {
 		if len(k.Requests) == 0 || slices.Contains(k.Requests, req) {
@@ -205,83 +115,6 @@ func constrained(c Claim, req string) bool {
 		}
 	}
 	return false
-}
-
-// topology adds matchAttribute constraints: per container, accelerators and
-// network devices requested together are aligned (dra.md section 10); an
-// accelerator request alone gets a group constraint when its rule asks for
-// one on the pod's instance family.
-func topology(pod Pod, states []*reqState, idxs []int) []resourcev1.DeviceConstraint {
-	type ctr struct {
-		accel, net []int
-	}
-	var order []string
-	by := map[string]*ctr{}
-	for _, i := range idxs {
-		t := states[i].m.r.Topology
-		if t == nil {
-			continue
-		}
-		key := string(pod.Requests[i].ContainerType) + "/" + pod.Requests[i].Container
-		c := by[key]
-		if c == nil {
-			c = &ctr{}
-			by[key] = c
-			order = append(order, key)
-		}
-		if t.Role == "network" {
-			c.net = append(c.net, i)
-		} else {
-			c.accel = append(c.accel, i)
-		}
-	}
-	var out []resourcev1.DeviceConstraint
-	fam := instanceFamily(pod.Hints)
-	for _, key := range order {
-		c := by[key]
-		if len(c.accel) == 0 {
-			continue
-		}
-		// All accelerators of one container must share one rule's attribute.
-		t := states[c.accel[0]].m.r.Topology
-		var total int64
-		same := true
-		for _, i := range c.accel {
-			total += states[i].spec.Count
-			if states[i].m.r.Topology.Align != t.Align {
-				same = false
-			}
-		}
-		if !same || t.Align == "" {
-			continue
-		}
-		attr := t.Align
-		if strings.Contains(attr, "{n}") {
-			g := int64(0)
-			for _, n := range t.Groups {
-				if n >= total {
-					g = n
-					break
-				}
-			}
-			if g == 0 {
-				continue
-			}
-			if len(c.net) == 0 && (g != total || total == 1 || !slices.Contains(t.GroupAlone, fam)) {
-				continue
-			}
-			attr = strings.ReplaceAll(attr, "{n}", strconv.FormatInt(g, 10))
-		} else if len(c.net) == 0 || t.MaxCount > 0 && total > t.MaxCount {
-			continue
-		}
-		var names []string
-		for _, i := range append(slices.Clone(c.accel), c.net...) {
-			names = append(names, states[i].d.Request)
-		}
-		qn := resourcev1.FullyQualifiedName(attr)
-		out = append(out, resourcev1.DeviceConstraint{Requests: names, MatchAttribute: &qn})
-	}
-	return out
 }
 
 func opaque(reqs []string, o Opaque) resourcev1.DeviceClaimConfiguration {
@@ -427,6 +260,12 @@ func instanceFamily(hints []inventory.Hint) string {
 		}
 	}
 	return fam
+}
+
+// isZero reports whether an extended-resource quantity asks for nothing.
+func isZero(q string) bool {
+	qq, err := resource.ParseQuantity(strings.TrimSpace(q))
+	return err == nil && qq.IsZero()
 }
 
 // parseCount reads an extended-resource quantity: a positive whole number.

@@ -258,6 +258,12 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 			st.d.Loss = ""
 			continue
 		}
+		if isZero(pr.Quantity) {
+			st.d.Zero = true
+			st.d.Reason = "asks for no device: migrate removes the entry and adds no claim"
+			st.d.Loss = ""
+			continue
+		}
 		n, err := parseCount(pr.Quantity)
 		if err != nil {
 			st.d.Status = Unmapped
@@ -333,7 +339,7 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 	// Pass 3: request specs, selectors and hint translations.
 	for i, pr := range pod.Requests {
 		st := states[i]
-		if st.m == nil || st.base == "-attached" || (st.d.Status != Mappable && st.d.Status != Lossy) {
+		if st.m == nil || st.d.Zero || st.base == "-attached" || (st.d.Status != Mappable && st.d.Status != Lossy) {
 			continue
 		}
 		r := st.m.r

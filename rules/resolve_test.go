@@ -37,7 +37,17 @@ func shape(r Resolution) []string {
 		out = append(out, line)
 	}
 	for _, d := range r.Decisions {
-		out = append(out, string(d.Status)+" claim="+itoa(int64(d.Claim))+" request="+d.Request+" count="+itoa(d.Count))
+		line := string(d.Status) + " claim=" + itoa(int64(d.Claim)) + " request=" + d.Request + " count=" + itoa(d.Count)
+		if len(d.Refs) > 1 {
+			line += " refs="
+			for i, ref := range d.Refs {
+				if i > 0 {
+					line += ","
+				}
+				line += itoa(int64(ref.Claim)) + "/" + ref.Request
+			}
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -62,11 +72,19 @@ func TestResolveShapes(t *testing.T) {
 				"mappable claim=0 request=gpu-a count=1", "mappable claim=0 request=gpu-b count=2", "mappable claim=0 request=gpu-a count=1"},
 		},
 		{
-			name: "an init container asking for more devices than any other container keeps its own request",
+			name: "an init container asking for more devices than the app containers reuses theirs and asks only the rest",
 			pod: Pod{Requests: []PodRequest{req("a", "nvidia.com/gpu", "1"),
 				{Container: "init", ContainerType: inventory.InitContainer, Resource: "nvidia.com/gpu", Quantity: "2"}}},
-			want: []string{"claim gpu gpu-a:gpu.nvidia.com:1 gpu-init:gpu.nvidia.com:2",
-				"mappable claim=0 request=gpu-a count=1", "mappable claim=0 request=gpu-init count=2"},
+			want: []string{"claim gpu gpu-a:gpu.nvidia.com:1 gpu-init:gpu.nvidia.com:1",
+				"mappable claim=0 request=gpu-a count=1", "mappable claim=0 request=gpu-a count=2 refs=0/gpu-a,0/gpu-init"},
+		},
+		{
+			name: "an init container of 2 GPUs before two app containers of 1 takes both of theirs: the pod asks max(2, 1+1)",
+			pod: Pod{Requests: []PodRequest{
+				{Container: "init", ContainerType: inventory.InitContainer, Resource: "nvidia.com/gpu", Quantity: "2"},
+				req("a", "nvidia.com/gpu", "1"), {Container: "b", ContainerIndex: 1, ContainerType: inventory.Container, Resource: "nvidia.com/gpu", Quantity: "1"}}},
+			want: []string{"claim gpu gpu-a:gpu.nvidia.com:1 gpu-b:gpu.nvidia.com:1",
+				"mappable claim=0 request=gpu-a count=2 refs=0/gpu-a,0/gpu-b", "mappable claim=0 request=gpu-a count=1", "mappable claim=0 request=gpu-b count=1"},
 		},
 		{
 			name: "sequential init containers share one request; a sidecar keeps its own",
@@ -94,10 +112,26 @@ func TestResolveShapes(t *testing.T) {
 				"mappable claim=0 request=gpu count=1", "mappable claim=0 request=efa count=1"},
 		},
 		{
-			name: "eight GPUs and EFA share a claim without a PCIe-root constraint",
+			name: "eight GPUs and 32 EFA are more than a claim holds: two claims",
 			pod:  Pod{Requests: []PodRequest{req("a", "nvidia.com/gpu", "8"), req("a", "vpc.amazonaws.com/efa", "32")}},
-			want: []string{"claim gpu-efa gpu:gpu.nvidia.com:8 efa:efa.networking.k8s.aws:32",
-				"mappable claim=0 request=gpu count=8", "mappable claim=0 request=efa count=32"},
+			want: []string{"claim gpu gpu:gpu.nvidia.com:8", "claim efa efa:efa.networking.k8s.aws:32",
+				"mappable claim=0 request=gpu count=8", "mappable claim=1 request=efa count=32"},
+		},
+		{
+			name: "a p5 job: 8 GPUs and 32 EFA in one container, 1 and 1 in another; each claim at most 32 devices",
+			pod: Pod{Requests: []PodRequest{req("main", "nvidia.com/gpu", "8"), req("main", "vpc.amazonaws.com/efa", "32"),
+				{Container: "side", ContainerIndex: 1, ContainerType: inventory.Container, Resource: "nvidia.com/gpu", Quantity: "1"},
+				{Container: "side", ContainerIndex: 1, ContainerType: inventory.Container, Resource: "vpc.amazonaws.com/efa", Quantity: "1"}}},
+			want: []string{"claim gpu-efa gpu-main:gpu.nvidia.com:8 gpu-side:gpu.nvidia.com:1 efa-side:efa.networking.k8s.aws:1 match(gpu-side,efa-side)=resource.kubernetes.io/pcieRoot",
+				"claim efa efa-main:efa.networking.k8s.aws:32",
+				"mappable claim=0 request=gpu-main count=8", "mappable claim=1 request=efa-main count=32",
+				"mappable claim=0 request=gpu-side count=1", "mappable claim=0 request=efa-side count=1"},
+		},
+		{
+			name: "a request of more than 32 devices is split in requests of at most 32",
+			pod:  Pod{Requests: []PodRequest{req("a", "vpc.amazonaws.com/efa", "40")}},
+			want: []string{"claim efa efa:efa.networking.k8s.aws:32", "claim efa-2 efa-2:efa.networking.k8s.aws:8",
+				"mappable claim=0 request=efa count=40 refs=0/efa,1/efa-2"},
 		},
 		{
 			name: "Neuron and EFA use the smallest device group that fits",

@@ -80,6 +80,17 @@ type Decision struct {
 	Claim int `json:"-"`
 	// Request is the DeviceRequest name inside that claim.
 	Request string `json:"request,omitempty"`
+	// Refs are every (claim, request) the container references for this
+	// request, Claim/Request first: more than one when an init container
+	// reuses several requests of the app containers, or when a request of
+	// more devices than a claim can hold is split over claims.
+	Refs []ClaimRef `json:"-"`
+	// Zero is true for a request of no device ("0"): migrate removes it
+	// and adds no claim.
+	Zero bool `json:"zero,omitempty"`
+	// Split says what was lost when the pod's devices did not fit in one
+	// claim (AllocationResultsMaxSize) and were spread over several.
+	Split string `json:"split,omitempty"`
 	// Loss says, in words a user can act on, what the mapping loses.
 	Loss string `json:"loss,omitempty"`
 	// Reason explains an unmapped or dra-backed status.
@@ -92,6 +103,12 @@ type Decision struct {
 	ExtendedResource bool `json:"extendedResource,omitempty"`
 	// ExtendedResourceName is the name a DeviceClass would declare for it.
 	ExtendedResourceName string `json:"extendedResourceName,omitempty"`
+}
+
+// ClaimRef is one device request of one of the pod's claims.
+type ClaimRef struct {
+	Claim   int
+	Request string
 }
 
 // Claim is one ResourceClaim(Template) the pod template needs.

@@ -275,6 +275,14 @@ func (w *walk) scanSpec(s spec) {
 		}
 		hints = append(hints, Hints(s.node, s.path)...)
 	}
+	var podClaims []string
+	if seq := get(s.node, "resourceClaims"); seq != nil && seq.Kind == yaml.SequenceNode {
+		for _, c := range seq.Content {
+			if n := scalar(get(c, "name")); n != "" {
+				podClaims = append(podClaims, n)
+			}
+		}
+	}
 	ignore := w.ignore
 	if ignore == nil && s.parent != nil {
 		ignore = annotation(get(s.parent, "metadata"), IgnoreAnnotation)
@@ -285,7 +293,7 @@ func (w *walk) scanSpec(s spec) {
 				Origin: w.doc.Origin, Line: r.line, Column: r.column,
 				APIVersion: w.apiVersion, Kind: w.kind, Namespace: w.namespace, Name: w.name,
 				PodTemplatePath: s.path, Container: name, ContainerIndex: idx, ContainerType: ct,
-				Resource: r.name, Limit: r.limit, Request: r.request, Hints: hints, Generic: s.generic,
+				Resource: r.name, Limit: r.limit, Request: r.request, Hints: hints, PodClaims: podClaims, Generic: s.generic,
 			}
 			if ignore != nil {
 				f.Ignore = *ignore

@@ -58,6 +58,8 @@ const (
 	RuleUnmapped            = "migrate/unmapped"
 	RuleStrategy            = "migrate/strategy"
 	RuleEncode              = "migrate/encode"
+	RuleZeroCount           = "migrate/zero-count"
+	RuleClaimSplit          = "migrate/claim-split"
 )
 
 // ExtendedResourceGA is the first target on which DRAExtendedResource is on
@@ -338,10 +340,16 @@ func (b *builder) doc(d *doc) {
 		for i, f := range pd.findings {
 			dec := decision(pd.res, i)
 			switch {
+			case dec.Zero:
+				mapped = true
+				b.diag(inventory.Info, RuleZeroCount, f, fmt.Sprintf("%s: %s asks for no device: the entry is removed and no claim is added", f.Resource, f.Quantity()), "")
 			case dec.Claim >= 0 && dec.Claim < len(pd.res.Claims):
 				mapped = true
 				if dec.Status == rules.Lossy {
 					b.diag(inventory.Warning, RuleLossyApplied, f, "lossy mapping applied (--allow-lossy): "+dec.Loss, "")
+				}
+				if dec.Split != "" {
+					b.diag(inventory.Warning, RuleClaimSplit, f, dec.Split, "")
 				}
 			case dec.Status == rules.Lossy:
 				b.diag(inventory.Warning, RuleLossy, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
@@ -472,11 +480,17 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 	for _, pd := range pods {
 		pe := PodEdit{Path: pd.findings[0].PodTemplatePath}
 		podClaim := map[int]string{} // claim index -> pod claim name
+		// Pod claim names: the rules' unless the pod already has a claim by
+		// that name (a half-migrated pod), which is never reused.
+		taken := map[string]bool{}
+		for _, n := range pd.findings[0].PodClaims {
+			taken[n] = true
+		}
 		for ci, c := range pd.res.Claims {
 			used := false
 			for i := range pd.findings {
-				if decision(pd.res, i).Claim == ci {
-					used = true
+				for _, ref := range refs(decision(pd.res, i)) {
+					used = used || ref.Claim == ci
 				}
 			}
 			if !used {
@@ -514,18 +528,30 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 				dp.Objects = append(dp.Objects, obj)
 				objects = append(objects, made{claim: c, objName: objName})
 			}
-			pc := PodClaim{Name: c.Name}
+			pcName := c.Name
+			for n := 2; taken[pcName]; n++ {
+				pcName = rules.DNSLabel(fmt.Sprintf("%s-%d", c.Name, n), "device")
+			}
+			taken[pcName] = true
+			pc := PodClaim{Name: pcName}
 			if c.Shared {
 				pc.ResourceClaimName = objName
 			} else {
 				pc.ResourceClaimTemplateName = objName
 			}
 			pe.ResourceClaims = append(pe.ResourceClaims, pc)
-			podClaim[ci] = c.Name
+			podClaim[ci] = pcName
 		}
 		// Containers, in order of appearance.
 		for i, f := range pd.findings {
 			dec := decision(pd.res, i)
+			if dec.Zero {
+				ce := containerEdit(&pe, f)
+				if !slices.Contains(ce.Remove, f.Resource) {
+					ce.Remove = append(ce.Remove, f.Resource)
+				}
+				continue
+			}
 			if dec.Claim < 0 || dec.Claim >= len(pd.res.Claims) {
 				continue
 			}
@@ -533,12 +559,14 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 			if !slices.Contains(ce.Remove, f.Resource) {
 				ce.Remove = append(ce.Remove, f.Resource)
 			}
-			cc := ContainerClaim{Name: podClaim[dec.Claim]}
-			if len(pd.res.Claims[dec.Claim].Spec.Devices.Requests) > 1 {
-				cc.Request = dec.Request
-			}
-			if !slices.Contains(ce.Claims, cc) {
-				ce.Claims = append(ce.Claims, cc)
+			for _, ref := range refs(dec) {
+				cc := ContainerClaim{Name: podClaim[ref.Claim]}
+				if len(pd.res.Claims[ref.Claim].Spec.Devices.Requests) > 1 {
+					cc.Request = ref.Request
+				}
+				if !slices.Contains(ce.Claims, cc) {
+					ce.Claims = append(ce.Claims, cc)
+				}
 			}
 		}
 		if !b.opts.KeepNodeSelectors {
@@ -571,6 +599,14 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 			}
 		}
 	}
+}
+
+// refs are the (claim, request) pairs a decision's container references.
+func refs(d rules.Decision) []rules.ClaimRef {
+	if len(d.Refs) > 0 {
+		return d.Refs
+	}
+	return []rules.ClaimRef{{Claim: d.Claim, Request: d.Request}}
 }
 
 func sameClaim(a, b rules.Claim) bool {

@@ -17,6 +17,24 @@ type Resolver interface {
 	Resolve(pod rules.Pod, opts rules.Options) (rules.Resolution, error)
 }
 
+// RuleInternal identifies a bug in kubedra met on one pod template: its
+// findings are reported as this error instead of items, so that a gate
+// never passes or fails on a decision that was not made.
+const RuleInternal = "internal/error"
+
+// resolve calls r, turning a panic into a Diagnostic: one pod template
+// that trips a bug must not stop the others.
+func resolve(r Resolver, pod rules.Pod, opts rules.Options, f inventory.Finding) (res rules.Resolution, err error, bug *inventory.Diagnostic) {
+	defer func() {
+		if v := recover(); v != nil {
+			bug = &inventory.Diagnostic{Severity: inventory.Error, Rule: RuleInternal, File: f.Origin.Path, Line: f.Line, Object: f.Object(),
+				Message: fmt.Sprintf("internal error (a bug in kubedra: please report it with this input): %v", v)}
+		}
+	}()
+	res, err = r.Resolve(pod, opts)
+	return res, err, nil
+}
+
 // Item is one finding with the decision made for it: a row of scan's report
 // and the unit check gates on.
 type Item struct {
@@ -50,8 +68,10 @@ type ItemOptions struct {
 // Items groups findings by pod template, resolves each group, and returns
 // one Item per finding in a deterministic order (file, document, line,
 // column). A resolver error for one group marks its findings unmapped with
-// the error as the reason; other groups are unaffected.
-func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) []Item {
+// the error as the reason; a resolver panic (a bug) drops the group's items
+// and returns an error Diagnostic for it instead. Other groups are
+// unaffected.
+func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, inventory.Diagnostics) {
 	type group struct {
 		key  string
 		idxs []int
@@ -68,13 +88,18 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) []Item {
 		}
 		g.idxs = append(g.idxs, i)
 	}
-	items := make([]Item, len(findings))
+	items := make([]Item, 0, len(findings))
+	var bugs inventory.Diagnostics
 	for _, g := range groups {
 		pod := rules.Pod{Hints: findings[g.idxs[0]].Hints}
 		for _, i := range g.idxs {
 			pod.Requests = append(pod.Requests, podRequest(findings[i]))
 		}
-		res, err := r.Resolve(pod, opts.Rules)
+		res, err, bug := resolve(r, pod, opts.Rules, findings[g.idxs[0]])
+		if bug != nil {
+			bugs = append(bugs, *bug)
+			continue
+		}
 		for n, i := range g.idxs {
 			f := findings[i]
 			d := rules.Decision{Status: rules.Unmapped, Claim: -1}
@@ -84,12 +109,12 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) []Item {
 			case n < len(res.Decisions):
 				d = res.Decisions[n]
 			}
-			items[i] = Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
-				Ignored: opts.Ignore.Reason(f), Group: g.key}
+			items = append(items, Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
+				Ignored: opts.Ignore.Reason(f), Group: g.key})
 		}
 	}
 	SortItems(items)
-	return items
+	return items, bugs
 }
 
 // podRequest is what the rules see of a finding.
@@ -210,6 +235,10 @@ func (it Item) Message() string {
 		fmt.Fprintf(&b, ": %s", q)
 	}
 	m := it.Mapping
+	if m.Zero {
+		b.WriteString(", which asks for no device; migrate removes the entry")
+		return b.String()
+	}
 	switch it.Status {
 	case rules.Mappable:
 		b.WriteString(" (device plugin); it maps to DRA")

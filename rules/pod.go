@@ -1,0 +1,448 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	resourcev1 "k8s.io/api/resource/v1"
+
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// The API server's limits on one claim (k8s.io/api/resource/v1): the
+// allocator refuses a claim whose requests add up to more devices, so a
+// pod that asks for more gets several claims.
+const (
+	maxClaimDevices  = resourcev1.AllocationResultsMaxSize
+	maxClaimRequests = resourcev1.DeviceRequestsMaxSize
+	maxClaimConfigs  = resourcev1.DeviceConfigMaxSize
+)
+
+// entry is one device request of the pod's own (per-pod) claims.
+type entry struct {
+	name      string
+	base      string // request name base ("gpu")
+	claimBase string // claim name base
+	spec      resourcev1.ExactDeviceRequest
+	cfg       []Opaque
+	key       string // entries with one key ask for interchangeable devices
+	owner     int    // the state that made it
+	users     []int  // the states whose container references it
+	bin       int    // the claim it lands in
+}
+
+// podKey groups requests whose devices are interchangeable: the same class,
+// selectors and rule (so the same driver configuration).
+func podKey(st *reqState) string {
+	return st.spec.DeviceClassName + "\x00" + strings.Join(st.d.Selectors, "\x00") + "\x00" + st.m.r.ID
+}
+
+func containerKey(r PodRequest) string { return string(r.ContainerType) + "/" + r.Container }
+
+// perPodClaims builds the pod's own claims from the requests idxs (indexes
+// into states), numbering them from first, and points every request's
+// decision at the requests its container references.
+//
+// Devices are counted the way the kubelet and scheduler count device-plugin
+// resources (the effective request): long-lived containers (app containers
+// and sidecars) each get their own devices; a (non-sidecar) init container
+// runs before the app containers start and after the earlier init
+// containers ended, so it reuses the devices of the app containers and of
+// the sidecars that start after it, and asks for more only when those are
+// not enough. The pod then asks for max over init containers (each plus the
+// sidecars running beside it) against the sum of the long-lived ones.
+//
+// A claim holds at most 32 devices and 32 requests: beyond that the
+// requests are spread over several claims, keeping each container's
+// requests together where they fit, and a request of more than 32 devices
+// is split. A topology constraint that would span two claims is dropped,
+// and the decisions say so.
+func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) []Claim {
+	var entries []*entry
+	byOwner := map[int]*entry{}
+	newEntry := func(i int, count int64) *entry {
+		st := states[i]
+		e := &entry{base: st.base, claimBase: st.claimBase, spec: *st.spec.DeepCopy(), cfg: st.m.r.Config, key: podKey(st), owner: i}
+		e.spec.Count = count
+		byOwner[i] = e
+		return e
+	}
+	var inits []int
+	for _, i := range idxs {
+		if pod.Requests[i].ContainerType == inventory.InitContainer {
+			inits = append(inits, i)
+			continue
+		}
+		e := newEntry(i, states[i].spec.Count)
+		e.users = []int{i}
+	}
+	slices.SortStableFunc(inits, func(a, b int) int { return pod.Requests[a].ContainerIndex - pod.Requests[b].ContainerIndex })
+	uses := map[int][]*entry{}
+	for _, i := range inits {
+		st, r := states[i], pod.Requests[i]
+		var pool []*entry
+		for _, j := range idxs {
+			e := byOwner[j]
+			if e == nil || e.key != podKey(st) {
+				continue
+			}
+			o := pod.Requests[j]
+			switch o.ContainerType {
+			case inventory.Container:
+			case inventory.SidecarContainer:
+				// A sidecar listed before the init container runs beside
+				// it: their devices must differ.
+				if o.ContainerIndex < r.ContainerIndex {
+					continue
+				}
+			default: // an earlier init container's own devices: it has ended
+				if o.ContainerIndex >= r.ContainerIndex {
+					continue
+				}
+			}
+			pool = append(pool, e)
+		}
+		chosen := choose(pool, st.spec.Count)
+		var have int64
+		for _, e := range chosen {
+			have += e.spec.Count
+		}
+		if have < st.spec.Count {
+			chosen = append(chosen, newEntry(i, st.spec.Count-have))
+		}
+		for _, e := range chosen {
+			e.users = append(e.users, i)
+		}
+		uses[i] = chosen
+	}
+	for _, i := range idxs {
+		if e := byOwner[i]; e != nil {
+			entries = append(entries, e)
+		}
+	}
+
+	// Request names: the base name when it is unique in the pod, else
+	// base-container.
+	n := map[string]int{}
+	for _, e := range entries {
+		n[e.base]++
+	}
+	taken := map[string]bool{}
+	for _, e := range entries {
+		name := e.base
+		if n[e.base] > 1 {
+			name = e.base + "-" + pod.Requests[e.owner].Container
+		}
+		e.name = unique(DNSLabel(name, "device"), taken)
+	}
+	// A request of more devices than a claim holds is split.
+	var split []*entry
+	for _, e := range entries {
+		split = append(split, e)
+		for rest := e.spec.Count - maxClaimDevices; rest > 0; rest -= maxClaimDevices {
+			part := *e
+			part.spec = *e.spec.DeepCopy()
+			part.spec.Count = min(rest, maxClaimDevices)
+			part.name = unique(e.name, taken)
+			part.users = slices.Clone(e.users)
+			split = append(split, &part)
+			for _, u := range e.users {
+				if slices.Contains(uses[u], e) {
+					uses[u] = append(uses[u], &part)
+				}
+			}
+		}
+		e.spec.Count = min(e.spec.Count, maxClaimDevices)
+	}
+	entries = split
+
+	bins := pack(pod, entries)
+	constraints := s.topologyOf(pod, states, entries)
+	claims := make([]Claim, bins)
+	for _, e := range entries {
+		c := &claims[e.bin]
+		c.Spec.Devices.Requests = append(c.Spec.Devices.Requests, resourcev1.DeviceRequest{Name: e.name, Exactly: e.spec.DeepCopy()})
+		for _, cfg := range e.cfg {
+			c.Spec.Devices.Config = append(c.Spec.Devices.Config, opaque([]string{e.name}, cfg))
+		}
+	}
+	bases := make([][]string, bins)
+	for _, e := range entries {
+		if !slices.Contains(bases[e.bin], e.claimBase) {
+			bases[e.bin] = append(bases[e.bin], e.claimBase)
+		}
+	}
+	for b := range claims {
+		claims[b].Name = DNSLabel(strings.Join(bases[b], "-"), "device")
+	}
+	for _, k := range constraints {
+		bin := -1
+		spans := false
+		for _, e := range k.entries {
+			if bin >= 0 && e.bin != bin {
+				spans = true
+			}
+			bin = e.bin
+		}
+		if !spans {
+			claims[bin].Spec.Devices.Constraints = append(claims[bin].Spec.Devices.Constraints, k.c)
+			continue
+		}
+		for _, e := range k.entries {
+			for _, u := range e.users {
+				note(states[u], fmt.Sprintf("the %d devices of container %s do not fit in one claim (at most %d), so its requests are spread over several claims and the matchAttribute %s alignment between them is lost",
+					k.total, pod.Requests[k.entries[0].owner].Container, maxClaimDevices, *k.c.MatchAttribute))
+			}
+		}
+	}
+	if bins > 1 {
+		// Say so on the containers whose own devices were spread.
+		spread := map[string]map[int]bool{}
+		for _, e := range entries {
+			k := containerKey(pod.Requests[e.owner])
+			if spread[k] == nil {
+				spread[k] = map[int]bool{}
+			}
+			spread[k][e.bin] = true
+		}
+		for _, e := range entries {
+			if k := containerKey(pod.Requests[e.owner]); len(spread[k]) > 1 {
+				note(states[e.owner], fmt.Sprintf("the pod asks for more devices than one claim holds (%d): container %s's are spread over %d claims, and no constraint spans claims",
+					maxClaimDevices, pod.Requests[e.owner].Container, len(spread[k])))
+			}
+		}
+	}
+
+	// Decisions: every request the container references, in claim order.
+	for _, i := range idxs {
+		st := states[i]
+		refs := uses[i]
+		if pod.Requests[i].ContainerType != inventory.InitContainer {
+			for _, e := range entries {
+				if e.owner == i {
+					refs = append(refs, e)
+				}
+			}
+		}
+		slices.SortStableFunc(refs, func(a, b *entry) int { return slices.Index(entries, a) - slices.Index(entries, b) })
+		st.d.Refs = nil
+		for _, e := range refs {
+			st.d.Refs = append(st.d.Refs, ClaimRef{Claim: first + e.bin, Request: e.name})
+		}
+		st.d.Claim, st.d.Request = st.d.Refs[0].Claim, st.d.Refs[0].Request
+	}
+	return claims
+}
+
+// note records a split note on a decision once.
+func note(st *reqState, msg string) {
+	if !strings.Contains(st.d.Split, msg) {
+		st.d.Split = strings.TrimPrefix(st.d.Split+"; "+msg, "; ")
+	}
+}
+
+// choose picks the requests an init container reuses for need devices: one
+// of exactly that size, else the smallest large enough, else as many as
+// there are (the caller adds the rest).
+func choose(pool []*entry, need int64) []*entry {
+	var best *entry
+	for _, e := range pool {
+		if e.spec.Count == need {
+			return []*entry{e}
+		}
+		if e.spec.Count > need && (best == nil || e.spec.Count < best.spec.Count) {
+			best = e
+		}
+	}
+	if best != nil {
+		return []*entry{best}
+	}
+	return pool
+}
+
+// pack assigns entries to claims (entry.bin) and returns how many there
+// are: one claim when everything fits, else first fit of the units that
+// must stay together — the containers that share devices — then of each
+// container's requests, then of single requests.
+func pack(pod Pod, entries []*entry) int {
+	fits := func(es []*entry, devs, reqs, cfgs int64) bool {
+		for _, e := range es {
+			devs += e.spec.Count
+			reqs++
+			cfgs += int64(len(e.cfg))
+		}
+		return devs <= maxClaimDevices && reqs <= maxClaimRequests && cfgs <= maxClaimConfigs
+	}
+	if fits(entries, 0, 0, 0) {
+		return 1
+	}
+	// Units: containers joined by the requests they share (an init
+	// container and the app container whose devices it reuses).
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(k string) string {
+		if p, ok := parent[k]; ok && p != k {
+			r := find(p)
+			parent[k] = r
+			return r
+		}
+		parent[k] = k
+		return k
+	}
+	for _, e := range entries {
+		a := find(containerKey(pod.Requests[e.owner]))
+		for _, u := range e.users {
+			if b := find(containerKey(pod.Requests[u])); b != a {
+				parent[b] = a
+			}
+		}
+	}
+	var order []string
+	units := map[string][]*entry{}
+	for _, e := range entries {
+		k := find(containerKey(pod.Requests[e.owner]))
+		if _, ok := units[k]; !ok {
+			order = append(order, k)
+		}
+		units[k] = append(units[k], e)
+	}
+	type bin struct{ devs, reqs, cfgs int64 }
+	var bins []bin
+	place := func(es []*entry) bool {
+		for b := range bins {
+			if fits(es, bins[b].devs, bins[b].reqs, bins[b].cfgs) {
+				for _, e := range es {
+					e.bin = b
+					bins[b].devs += e.spec.Count
+					bins[b].reqs++
+					bins[b].cfgs += int64(len(e.cfg))
+				}
+				return true
+			}
+		}
+		if !fits(es, 0, 0, 0) {
+			return false
+		}
+		bins = append(bins, bin{})
+		for _, e := range es {
+			e.bin = len(bins) - 1
+			bins[len(bins)-1].devs += e.spec.Count
+			bins[len(bins)-1].reqs++
+			bins[len(bins)-1].cfgs += int64(len(e.cfg))
+		}
+		return true
+	}
+	for _, k := range order {
+		if place(units[k]) {
+			continue
+		}
+		byContainer := map[string][]*entry{}
+		var cs []string
+		for _, e := range units[k] {
+			ck := containerKey(pod.Requests[e.owner])
+			if _, ok := byContainer[ck]; !ok {
+				cs = append(cs, ck)
+			}
+			byContainer[ck] = append(byContainer[ck], e)
+		}
+		for _, ck := range cs {
+			if place(byContainer[ck]) {
+				continue
+			}
+			for _, e := range byContainer[ck] {
+				place([]*entry{e}) // one entry always fits an empty claim
+			}
+		}
+	}
+	return len(bins)
+}
+
+// constraint is a topology constraint over entries.
+type constraint struct {
+	c       resourcev1.DeviceConstraint
+	entries []*entry
+	total   int64
+}
+
+// topologyOf adds matchAttribute constraints: per container, accelerators
+// and network devices requested together are aligned (dra.md section 10);
+// an accelerator request alone gets a group constraint when its rule asks
+// for one on the pod's instance family.
+func (s *Set) topologyOf(pod Pod, states []*reqState, entries []*entry) []constraint {
+	type ctr struct {
+		accel, net []*entry
+	}
+	var order []string
+	by := map[string]*ctr{}
+	for _, e := range entries {
+		t := states[e.owner].m.r.Topology
+		if t == nil {
+			continue
+		}
+		key := containerKey(pod.Requests[e.owner])
+		c := by[key]
+		if c == nil {
+			c = &ctr{}
+			by[key] = c
+			order = append(order, key)
+		}
+		if t.Role == "network" {
+			c.net = append(c.net, e)
+		} else {
+			c.accel = append(c.accel, e)
+		}
+	}
+	var out []constraint
+	fam := instanceFamily(pod.Hints)
+	for _, key := range order {
+		c := by[key]
+		if len(c.accel) == 0 {
+			continue
+		}
+		// All accelerators of one container must share one rule's attribute.
+		t := states[c.accel[0].owner].m.r.Topology
+		var total int64
+		same := true
+		for _, e := range c.accel {
+			total += e.spec.Count
+			if states[e.owner].m.r.Topology.Align != t.Align {
+				same = false
+			}
+		}
+		if !same || t.Align == "" {
+			continue
+		}
+		attr := t.Align
+		if strings.Contains(attr, "{n}") {
+			g := int64(0)
+			for _, n := range t.Groups {
+				if n >= total {
+					g = n
+					break
+				}
+			}
+			if g == 0 {
+				continue
+			}
+			if len(c.net) == 0 && (g != total || total == 1 || !slices.Contains(t.GroupAlone, fam)) {
+				continue
+			}
+			attr = strings.ReplaceAll(attr, "{n}", fmt.Sprint(g))
+		} else if len(c.net) == 0 || t.MaxCount > 0 && total > t.MaxCount {
+			continue
+		}
+		k := constraint{total: total}
+		for _, e := range append(slices.Clone(c.accel), c.net...) {
+			k.c.Requests = append(k.c.Requests, e.name)
+			k.entries = append(k.entries, e)
+			if states[e.owner].m.r.Topology.Role == "network" {
+				k.total += e.spec.Count
+			}
+		}
+		qn := resourcev1.FullyQualifiedName(attr)
+		k.c.MatchAttribute = &qn
+		out = append(out, k)
+	}
+	return out
+}
