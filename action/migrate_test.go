@@ -134,10 +134,19 @@ func TestMigrateStdinStream(t *testing.T) {
 	if res.Migrated != 300 || strings.Count(out, "kind: ResourceClaimTemplate\n") != 300 || strings.Contains(out, "nvidia.com/gpu: 1") {
 		t.Errorf("claims: %+v", res)
 	}
-	res, out = migrate(t, action.Input{Paths: []string{"-"}, Stdin: strings.NewReader(src)}, emit.Stream,
+	// Neuron's stock class declares no extendedResourceName: kubedra's
+	// DeviceClass comes once, after the stream.
+	neuron := strings.ReplaceAll(src, "nvidia.com/gpu", "aws.amazon.com/neuron")
+	res, out = migrate(t, action.Input{Paths: []string{"-"}, Stdin: strings.NewReader(neuron)}, emit.Stream,
 		plan.Options{Strategy: plan.ExtendedResource, Target: rules.Version{Major: 1, Minor: 36}})
-	if !strings.HasPrefix(out, src) || !strings.Contains(out[len(src):], "kind: DeviceClass") || strings.Count(out, "kind: DeviceClass") != 1 {
-		t.Errorf("extended-resource: %+v\n%s", res, out[len(src)-100:])
+	if !strings.HasPrefix(out, neuron) || !strings.Contains(out[len(neuron):], "kind: DeviceClass") || strings.Count(out, "kind: DeviceClass") != 1 {
+		t.Errorf("extended-resource: %+v\n%s", res, out[len(neuron)-100:])
+	}
+	// NVIDIA's gpu.nvidia.com class declares nvidia.com/gpu: no second class.
+	_, out = migrate(t, action.Input{Paths: []string{"-"}, Stdin: strings.NewReader(src)}, emit.Stream,
+		plan.Options{Strategy: plan.ExtendedResource, Target: rules.Version{Major: 1, Minor: 36}})
+	if out != src {
+		t.Errorf("extended-resource for nvidia.com/gpu added to the stream:\n%s", out[min(len(out), len(src)):])
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -75,7 +76,10 @@ func Explain(opts ExplainOptions) (*Explanation, error) {
 		}
 		e.Objects = append(e.Objects, n)
 	}
-	if opts.DeviceClass && d.ExtendedResource {
+	if opts.DeviceClass && d.ExtendedResource && d.ClassDeclares {
+		e.Diagnostics = append(e.Diagnostics, inventory.Diagnostic{Severity: inventory.Info, Rule: plan.RuleDriverClass,
+			Message: fmt.Sprintf("the driver's DeviceClass %s declares extendedResourceName %s: it serves the resource unchanged, and a second class must not declare it", d.DeviceClass, d.ExtendedResourceName)})
+	} else if opts.DeviceClass && d.ExtendedResource {
 		n, err := set.DeviceClass(d, opts.Target)
 		var ge *rules.GateError
 		if errors.As(err, &ge) {

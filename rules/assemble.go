@@ -79,7 +79,7 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 				used[h] = true
 			}
 			c := res.Claims[d.Claim]
-			d.ExtendedResource = d.Status == Mappable && len(d.Selectors) == 0 && !c.Shared &&
+			d.ExtendedResource = d.Status == Mappable && !st.podSels && !c.Shared &&
 				len(c.Spec.Devices.Config) == 0 && !constrained(c, d.Request)
 		}
 		res.Decisions[i] = d

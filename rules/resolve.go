@@ -213,6 +213,7 @@ type reqState struct {
 	claimBase string
 	host      int   // for attached requests: index of the host request
 	hintUse   []int // hint indexes this request translated
+	podSels   bool  // some selectors come from the pod, not the rule
 }
 
 // Resolve decides, for every device request of one pod template, how it maps
@@ -353,6 +354,11 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 			}
 			sels = append(sels, x)
 		}
+		ruleSels := len(sels)
+		// Selectors from the pod (hints, a When label, a capacity) cannot
+		// go into a DeviceClass that serves the resource name; the rule's
+		// own, which follow from the name, can.
+		st.podSels = len(st.d.Selectors) > 0 || len(st.m.whenHints) > 0
 		for _, hi := range active {
 			x, ok := s.translate(pod.Hints[hi], r.Driver)
 			if !ok {
@@ -360,6 +366,7 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 			}
 			if x.expr != "" {
 				sels = append(sels, x.expr)
+				st.podSels = true
 			}
 			if !x.keep {
 				st.hintUse = append(st.hintUse, hi)
@@ -403,7 +410,14 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 		}
 		// Only a plain count can be served through an extended resource.
 		if st.d.Status == Mappable && r.Count == nil {
-			st.d.ExtendedResourceName = firstNonEmpty(r.ExtendedResourceName, pr.Resource)
+			if ruleSels > 0 {
+				// A class of kubedra's with the rule's selectors (one per
+				// MIG profile, as NVIDIA's extended-resource demo has).
+				st.d.ExtendedResourceName = pr.Resource
+			} else {
+				st.d.ExtendedResourceName = firstNonEmpty(r.ExtendedResourceName, pr.Resource)
+				st.d.ClassDeclares = r.ExtendedResourceName != ""
+			}
 		}
 	}
 	return s.assemble(pod, opts, states, active), nil

@@ -99,10 +99,14 @@ type Decision struct {
 	Fix string `json:"fix,omitempty"`
 	// ExtendedResource is true when KEP-5004 can serve the request unchanged
 	// (a DeviceClass with extendedResourceName and only a count needed: no
-	// selectors, config, sharing or topology).
+	// selectors from the pod, config, sharing or topology; a rule's own
+	// selectors, such as a MIG profile, go into the class).
 	ExtendedResource bool `json:"extendedResource,omitempty"`
 	// ExtendedResourceName is the name a DeviceClass would declare for it.
 	ExtendedResourceName string `json:"extendedResourceName,omitempty"`
+	// ClassDeclares is true when the driver's own DeviceClass (DeviceClass)
+	// already declares ExtendedResourceName: a second class must not.
+	ClassDeclares bool `json:"classDeclares,omitempty"`
 }
 
 // ClaimRef is one device request of one of the pod's claims.

@@ -60,6 +60,7 @@ const (
 	RuleEncode              = "migrate/encode"
 	RuleZeroCount           = "migrate/zero-count"
 	RuleClaimSplit          = "migrate/claim-split"
+	RuleDriverClass         = "migrate/driver-class"
 )
 
 // ExtendedResourceGA is the first target on which DRAExtendedResource is on
@@ -415,9 +416,7 @@ func (b *builder) choose(pods []*pod) (Strategy, string) {
 				add("a shared claim")
 			case len(c.Spec.Devices.Constraints) > 0:
 				add("a topology constraint")
-			case strings.HasPrefix(dec.DeviceClass, "mig."):
-				add("a MIG profile")
-			case len(dec.Selectors) > 0:
+			case len(dec.Selectors) > 0 && !dec.ExtendedResource:
 				if !slices.Contains(needs, "device selectors from node labels") {
 					add("device selectors")
 				}
@@ -444,6 +443,13 @@ func (b *builder) extended(pods []*pod) {
 				continue
 			}
 			ern := or(dec.ExtendedResourceName, f.Resource)
+			if dec.ClassDeclares {
+				// The driver's own class serves it: a second class with the
+				// same extendedResourceName would clash with it.
+				b.diag(inventory.Info, RuleDriverClass, f, fmt.Sprintf("served by the driver's DeviceClass %s, which declares extendedResourceName %s: no DeviceClass is added", dec.DeviceClass, ern),
+					fmt.Sprintf("install the driver so that its %s class declares extendedResourceName %s (the GPU Operator's does not: apply kubedra bundle's class instead)", dec.DeviceClass, ern))
+				continue
+			}
 			if b.erns[ern] {
 				continue
 			}

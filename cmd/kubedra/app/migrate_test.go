@@ -320,20 +320,27 @@ func TestMigratePlan(t *testing.T) {
 }
 
 func TestMigrateExtendedResource(t *testing.T) {
-	dir := WriteFiles(t, t.TempDir(), map[string]string{"d.yaml": gpuDeployment})
+	neuron := strings.ReplaceAll(gpuDeployment, "nvidia.com/gpu", "aws.amazon.com/neuron")
+	dir := WriteFiles(t, t.TempDir(), map[string]string{"d.yaml": gpuDeployment, "n.yaml": neuron})
 	code, out, stderr := Invoke(t, Invocation{Args: []string{"migrate", "--strategy", "extended-resource", "--target-version", "1.36", "-w", dir}, Env: migrateEnv})
 	if code != 0 || out != "" {
 		t.Fatalf("exit %d stdout %q stderr %s", code, out, stderr)
 	}
 	got := snapshot(t, dir)
-	if got["d.yaml"] != gpuDeployment {
-		t.Errorf("the workload changed:\n%s", got["d.yaml"])
+	if got["d.yaml"] != gpuDeployment || got["n.yaml"] != neuron {
+		t.Errorf("the workloads changed:\n%s\n%s", got["d.yaml"], got["n.yaml"])
 	}
+	// Neuron's stock class declares no extendedResourceName: kubedra adds
+	// one. NVIDIA's gpu.nvidia.com declares nvidia.com/gpu: a second class
+	// would clash with it (audit's class-name-clash), so none is written.
 	dc := got["kubedra-deviceclasses.yaml"]
-	for _, want := range []string{"kind: DeviceClass", "extendedResourceName: nvidia.com/gpu"} {
+	for _, want := range []string{"kind: DeviceClass", "extendedResourceName: aws.amazon.com/neuron"} {
 		if !strings.Contains(dc, want) {
 			t.Errorf("DeviceClass file lacks %q:\n%s", want, dc)
 		}
+	}
+	if strings.Contains(dc, "nvidia.com/gpu") || !strings.Contains(stderr, "served by the driver's DeviceClass gpu.nvidia.com") {
+		t.Errorf("nvidia.com/gpu: DeviceClass file\n%s\nstderr\n%s", dc, stderr)
 	}
 	// Refused without --force where the gate is off by default.
 	if code, _, stderr := Invoke(t, Invocation{Args: []string{"migrate", "--strategy", "extended-resource", "--target-version", "1.35", dir}, Env: migrateEnv}); code != ExitError || !strings.Contains(stderr, "--force") {
