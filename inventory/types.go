@@ -105,7 +105,13 @@ type Hint struct {
 	// Term is the index of the nodeSelectorTerm for affinity hints (terms
 	// are ORed; expressions in one term are ANDed), else 0.
 	Term int `json:"term,omitempty"`
-	Line int `json:"line,omitempty"`
+	// TermRests are, for required node-affinity hints of an affinity with
+	// several terms, what each of the pod's nodeSelectorTerms asks besides
+	// device labels (a canonical
+	// string per term, "" for nothing): ORed device labels become one
+	// selector only when the rest of every term is the same.
+	TermRests []string `json:"-"`
+	Line      int      `json:"line,omitempty"`
 }
 
 // Finding is one extended-resource request of one container: a fact, with no

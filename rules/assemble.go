@@ -98,6 +98,26 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 		for _, h := range st.m.whenHints {
 			used[h] = false
 		}
+		for h := range pod.Hints {
+			if len(pod.Hints[h].TermRests) > 1 {
+				if _, ok := s.translate(pod.Hints[h], st.m.r.Driver); ok {
+					used[h] = false
+				}
+			}
+		}
+	}
+	// ORed affinity terms are removed whole or not at all.
+	for h, ok := range used {
+		if !ok && len(pod.Hints[h].TermRests) > 1 {
+			for g := range pod.Hints {
+				if len(pod.Hints[g].TermRests) > 1 {
+					if _, seen := used[g]; seen {
+						used[g] = false
+					}
+				}
+			}
+			break
+		}
 	}
 	for h, ok := range used {
 		if ok {
@@ -129,6 +149,68 @@ func opaque(reqs []string, o Opaque) resourcev1.DeviceClaimConfiguration {
 
 func cel(expr string) resourcev1.DeviceSelector {
 	return resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: expr}}
+}
+
+// orTerms translates the device labels of a required node affinity with
+// several (ORed) nodeSelectorTerms into one selector for driver's devices:
+// (term 1's expressions ANDed) || (term 2's) ... It applies only when every
+// term asks the same besides the labels it translates (then the terms left
+// are all alike and the OR moves whole into the selector); otherwise ok is
+// false and loss says why the affinity has to stay. use are the hints the
+// selector replaces; no affinity hint for driver gives ok and nothing.
+func (s *Set) orTerms(hints []inventory.Hint, driver string) (expr string, use []int, ok bool, loss string) {
+	var rests []string
+	for _, h := range hints {
+		if h.Kind == inventory.HintNodeAffinity && len(h.TermRests) > 1 {
+			rests = h.TermRests
+			break
+		}
+	}
+	if rests == nil {
+		return "", nil, true, ""
+	}
+	perTerm := make([][]string, len(rests))
+	rest := make([][]string, len(rests))
+	translated := false
+	for i, h := range hints {
+		if h.Kind != inventory.HintNodeAffinity || h.Term >= len(rests) {
+			continue
+		}
+		x, ok := s.translate(h, driver)
+		if !ok || x.keep {
+			vals := slices.Clone(h.Values)
+			slices.Sort(vals)
+			rest[h.Term] = append(rest[h.Term], h.Key+" "+h.Operator+" "+strings.Join(vals, ","))
+		}
+		if !ok {
+			continue
+		}
+		translated = true
+		if x.expr != "" {
+			perTerm[h.Term] = append(perTerm[h.Term], x.expr)
+		}
+		if !x.keep {
+			use = append(use, i)
+		}
+	}
+	if !translated {
+		return "", nil, true, ""
+	}
+	for t := range rest {
+		slices.Sort(rest[t])
+		if rests[t]+"\x00"+strings.Join(rest[t], "\x00") != rests[0]+"\x00"+strings.Join(rest[0], "\x00") {
+			return "", nil, false, fmt.Sprintf("the required node affinity ORs %d nodeSelectorTerms that differ in more than the device labels; "+
+				"one device selector cannot say which devices go with which other labels, so the affinity stays as it is and DRA nodes must keep the device labels it selects on (GPU feature discovery)", len(rests))
+		}
+	}
+	var ors []string
+	for _, xs := range perTerm {
+		if len(xs) == 0 {
+			return "", use, true, "" // a term that allows any device
+		}
+		ors = append(ors, "("+strings.Join(xs, " && ")+")")
+	}
+	return strings.Join(ors, " || "), use, true, ""
 }
 
 // hintX is a translated hint.

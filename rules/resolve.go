@@ -60,12 +60,12 @@ type match struct {
 
 // activeHints returns the indexes of hints that Resolve may translate:
 // nodeSelector entries and required node-affinity expressions, the latter
-// only when all device-related affinity expressions are in the first term
-// (terms are ORed; translating one of several would change meaning).
+// only when the affinity has one term (terms are ORed: orTerms translates
+// several together).
 func activeHints(hints []inventory.Hint) []int {
 	multiTerm := false
 	for _, h := range hints {
-		if h.Kind == inventory.HintNodeAffinity && h.Term > 0 {
+		if h.Kind == inventory.HintNodeAffinity && (h.Term > 0 || len(h.TermRests) > 1) {
 			multiTerm = true
 		}
 	}
@@ -374,6 +374,17 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 		}
 		for _, w := range st.m.whenHints {
 			st.hintUse = append(st.hintUse, w)
+		}
+		if x, use, ok, loss := s.orTerms(pod.Hints, r.Driver); !ok {
+			st.d.Status = Lossy
+			st.d.Loss = strings.TrimPrefix(st.d.Loss+"; "+loss, "; ")
+			st.d.Fix = firstNonEmpty(st.d.Fix, "give every nodeSelectorTerm the same non-device labels, or pass --allow-lossy to keep the affinity and migrate the count")
+		} else {
+			if x != "" {
+				sels = append(sels, x)
+				st.podSels = true
+			}
+			st.hintUse = append(st.hintUse, use...)
 		}
 		for _, x := range sels {
 			if err := checkCEL(x, target); err != nil {

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,9 +95,15 @@ func Hints(spec *yaml.Node, path string) []inventory.Hint {
 	na := get(get(spec, "affinity"), "nodeAffinity")
 	req := "requiredDuringSchedulingIgnoredDuringExecution"
 	if terms := get(get(na, req), "nodeSelectorTerms"); terms != nil && terms.Kind == yaml.SequenceNode {
+		rests := make([]string, len(terms.Content))
+		first := len(out)
 		for t, term := range terms.Content {
 			tp := join(join(path, "affinity.nodeAffinity."+req), "nodeSelectorTerms") + "[" + strconv.Itoa(t) + "]"
 			out = append(out, expressions(term, tp, inventory.HintNodeAffinity, t)...)
+			rests[t] = termRest(term)
+		}
+		for i := first; i < len(out) && len(rests) > 1; i++ {
+			out[i].TermRests = rests
 		}
 	}
 	pref := "preferredDuringSchedulingIgnoredDuringExecution"
@@ -152,4 +159,32 @@ func expressions(term *yaml.Node, path string, kind inventory.HintKind, t int) [
 		}
 	}
 	return out
+}
+
+// termRest is a canonical form of what a nodeSelectorTerm asks besides
+// device labels: its other expressions and its field expressions.
+func termRest(term *yaml.Node) string {
+	var parts []string
+	for _, field := range []string{"matchExpressions", "matchFields"} {
+		exprs := get(term, field)
+		if exprs == nil || exprs.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, e := range exprs.Content {
+			key := scalar(get(e, "key"))
+			if field == "matchExpressions" && DeviceLabel(key) {
+				continue
+			}
+			var vals []string
+			if vs := get(e, "values"); vs != nil && vs.Kind == yaml.SequenceNode {
+				for _, v := range vs.Content {
+					vals = append(vals, scalar(v))
+				}
+			}
+			slices.Sort(vals)
+			parts = append(parts, field+":"+key+" "+scalar(get(e, "operator"))+" "+strings.Join(vals, ","))
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "\x00")
 }
