@@ -94,6 +94,20 @@ func trainiumNode(name, instanceType string, neurons, efas int) nodeDef {
 	return n
 }
 
+// p5Node is a p5.48xlarge: 8 H100 GPUs and 32 EFA interfaces, four per
+// GPU behind the GPU's PCIe root.
+func p5Node(name string) nodeDef {
+	n := gpuNode(name, 8, h100, h100Label)
+	n.labels = map[string]string{"node.kubernetes.io/instance-type": "p5.48xlarge"}
+	n.pluginResources["vpc.amazonaws.com/efa"] = "32"
+	var efa []resourcev1.Device
+	for i := range 32 {
+		efa = append(efa, harness.EFADevice{Index: i, PCIeRoot: fmt.Sprintf("pci0000:%02x", i/4)}.Device())
+	}
+	n.slices = append(n.slices, sliceDef{driver: harness.DRANetDriver, devices: efa})
+	return n
+}
+
 func cpuNode(name string) nodeDef { return nodeDef{name: name} }
 
 func scenarios() []scenario {
@@ -152,6 +166,33 @@ func scenarios() []scenario {
 			want:    map[string][]string{"llama": {"trn2", "trn2", "trn2", "trn2", pending}},
 			devices: map[string]int{"llama": 8},
 			check:   neuronEFAGroup,
+		},
+		{
+			name:    "init-larger",
+			nodes:   []nodeDef{cpuNode("cpu"), gpuNode("gpu2", 2, a100, a100Label)},
+			want:    map[string][]string{"warm": {"gpu2"}},
+			devices: map[string]int{"warm": 2},
+			check:   distinctDevices,
+			note: "an init container of 2 GPUs before two app containers of 1: the scheduler counts max(2, 1+1) = 2, " +
+				"so the migrated pod must ask for 2 devices (the init container reusing the app containers'), not 4.",
+		},
+		{
+			name:    "over-32",
+			nodes:   []nodeDef{p5Node("p5"), gpuNode("a100", 8, a100, a100Label)},
+			want:    map[string][]string{"p5-train": {"p5"}},
+			devices: map[string]int{"p5-train": 40},
+			check:   distinctDevices,
+			note: "8 GPUs and 32 EFA interfaces in one pod: 40 devices, more than one claim may hold (32); " +
+				"the migrated pod must spread them over claims or it never schedules.",
+		},
+		{
+			name: "or-affinity",
+			nodes: []nodeDef{gpuNode("l4", 1, "NVIDIA L4", "NVIDIA-L4"), gpuNode("t4", 1, "Tesla T4", "Tesla-T4"),
+				gpuNode("a100", 2, a100, a100Label)},
+			want:    map[string][]string{"either": {"l4", "t4", pending}},
+			devices: map[string]int{"either": 1},
+			note: "node affinity ORs two GPU products: the migrated claim must select either product, " +
+				"and the affinity on GPU feature discovery labels must go (DRA nodes need not carry them).",
 		},
 		{
 			name:  "no-match",
