@@ -120,6 +120,10 @@ func options(t *testing.T, dir string) (plan.Options, func(plan.Options) action.
 			o.AllowLossy = true
 		case "keep-node-selectors":
 			o.KeepNodeSelectors = true
+		case "share":
+			o.Share = true
+		case "consumable-shares":
+			o.ConsumableShares = true
 		case "strategy":
 			o.Strategy = plan.Strategy(v)
 		case "target":

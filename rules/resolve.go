@@ -200,6 +200,14 @@ func migProfiles(name string) []string {
 	return out
 }
 
+// shares returns the rule's consumable shares when opts ask for them.
+func shares(r *rule, opts Options) *ConsumableShares {
+	if r.Sharing == nil || !opts.ConsumableShares {
+		return nil
+	}
+	return r.Sharing.ConsumableShares
+}
+
 // reqState is the working state for one PodRequest.
 type reqState struct {
 	d      Decision
@@ -415,6 +423,24 @@ func (s *Set) Resolve(pod Pod, opts Options) (Resolution, error) {
 		st.base = firstNonEmpty(s.naming.Requests[pr.Resource], r.Request, lastSegment(pr.Resource))
 		st.claimBase = firstNonEmpty(s.naming.Claims[pr.Resource], r.Claim, st.base)
 		st.shared = r.Sharing != nil && opts.Share
+		if cs := shares(r, opts); cs != nil {
+			st.shared = false
+			if target.Less(Version{1, 36}) {
+				st.d.Status = Unmapped
+				st.d.Reason = fmt.Sprintf("consumable shares need DRAConsumableCapacity, off by default before Kubernetes 1.36 (target is %s)", target)
+				st.d.Fix = "pass --target-version 1.36 or newer, or drop --consumable-shares"
+				st.d.Loss = ""
+				continue
+			}
+			// k replicas of the plugin's GPU: one device, k of its shares.
+			if st.count > 1 {
+				q := resource.NewQuantity(st.count, resource.DecimalSI)
+				st.spec.Capacity = &resourcev1.CapacityRequirements{Requests: map[resourcev1.QualifiedName]resource.Quantity{resourcev1.QualifiedName(cs.Capacity): *q}}
+			}
+			st.spec.Count = 1
+			st.d.Count = 1
+			st.d.Loss = cs.Loss
+		}
 		if st.shared {
 			st.d.Loss = r.Sharing.Loss
 			st.claimBase = firstNonEmpty(r.Sharing.Claim, st.claimBase+"-shared")

@@ -162,6 +162,19 @@ type Sharing struct {
 	Config Opaque `yaml:"config" json:"config"`
 	// Loss replaces the rule's Loss when the shared form is used.
 	Loss string `yaml:"loss,omitempty" json:"loss,omitempty"`
+	// ConsumableShares is the driver's per-device shares (NVIDIA DRA driver
+	// v0.5.0+ --consumable-shares=N): with Options.ConsumableShares each pod
+	// keeps its own claim and takes as many shares of one device as it
+	// asked for replicas, instead of sharing one named claim.
+	ConsumableShares *ConsumableShares `yaml:"consumableShares,omitempty" json:"consumableShares,omitempty"`
+}
+
+// ConsumableShares says how a driver shares one device between claims.
+type ConsumableShares struct {
+	// Capacity is the capacity name a claim asks shares of ("shares").
+	Capacity string `yaml:"capacity" json:"capacity"`
+	// Loss says what the per-pod form changes.
+	Loss string `yaml:"loss" json:"loss"`
 }
 
 // Opaque is driver configuration (DeviceClaimConfiguration.opaque).

@@ -53,6 +53,10 @@ type Options struct {
 	// (Claim.Shared) instead of an exclusive per-pod claim. Both forms are
 	// lossy. Added by the rules helper (issue 3).
 	Share bool
+	// ConsumableShares maps those sharing resources whose driver has
+	// consumable shares (Sharing.ConsumableShares) to per-pod claims that
+	// take shares of one device; it wins over Share. Lossy too.
+	ConsumableShares bool
 }
 
 // RuleRef names the rule that decided a request.

@@ -24,6 +24,9 @@ type Options struct {
 	// Share maps time-slicing/MPS sharing to one shared ResourceClaim
 	// (rules.Options.Share); lossy, so it needs AllowLossy too.
 	Share bool
+	// ConsumableShares maps time-slicing to per-pod claims that take
+	// shares of one GPU (rules.Options.ConsumableShares); lossy too.
+	ConsumableShares bool
 	// KeepNodeSelectors keeps the device-label hints that became selectors.
 	KeepNodeSelectors bool
 	// Force allows the extended-resource strategy on targets where the
@@ -113,6 +116,8 @@ type Planner struct {
 	// a hash of the pod template and claim that made them, or existing.
 	names map[string]owner
 	erns  map[string]bool // extendedResourceNames already given a DeviceClass
+	// sharedMade are the shared claims already written, per folder.
+	sharedMade map[string]bool
 	// encoded holds each distinct claim encoded once, under a placeholder
 	// name: most workloads of a repo ask for the same few claims, and
 	// encoding one goes through its typed API object.
@@ -174,7 +179,7 @@ func NewPlanner(r Resolver, opts Options) (*Planner, error) {
 	if opts.Encoder == nil {
 		return nil, fmt.Errorf("no encoder for claims and DeviceClasses")
 	}
-	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}, encoded: map[encodedKey]*yaml.RNode{}}
+	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}, sharedMade: map[string]bool{}, encoded: map[encodedKey]*yaml.RNode{}}
 	p.Reserve(opts.Existing...)
 	return p, nil
 }
@@ -227,7 +232,7 @@ func (p *Planner) File(path string, findings []inventory.Finding) *FileResult {
 		}
 		pd.findings = append(pd.findings, f)
 	}
-	ropts := rules.Options{Target: p.opts.Target, AllowLossy: p.opts.AllowLossy, Share: p.opts.Share}
+	ropts := rules.Options{Target: p.opts.Target, AllowLossy: p.opts.AllowLossy, Share: p.opts.Share, ConsumableShares: p.opts.ConsumableShares}
 	for _, d := range docs {
 		for _, pd := range d.pods {
 			rp := rules.Pod{Hints: pd.findings[0].Hints}
@@ -512,6 +517,27 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 			kind := "ResourceClaimTemplate"
 			if c.Shared {
 				kind = "ResourceClaim"
+			}
+			if objName == "" && c.Shared {
+				// A shared claim is shared by every pod of the namespace that
+				// asks for it, across workloads: one object per namespace and
+				// folder, named after the claim, not the workload.
+				raw, _ := json.Marshal(c)
+				owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
+				objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: c.Name}, owner, "shared")
+				unit := filepath.Dir(d.file) + "\x00" + nameKey(kind, first.Namespace, objName)
+				objects = append(objects, made{claim: c, objName: objName})
+				if !b.sharedMade[unit] {
+					b.sharedMade[unit] = true
+					n, err := b.encode(objName, first.Namespace, c)
+					if err != nil {
+						for _, f := range pd.findings {
+							b.diag(inventory.Error, RuleEncode, f, "left unchanged: encoding the claim: "+err.Error(), "")
+						}
+						return
+					}
+					dp.Objects = append(dp.Objects, &Object{Kind: kind, Name: objName, Namespace: first.Namespace, Node: n})
+				}
 			}
 			if objName == "" {
 				// A generateName ("job-") is a prefix: keep one dash.

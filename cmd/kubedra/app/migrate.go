@@ -22,7 +22,7 @@ import (
 // MigrateOptions are migrate's flags and dependencies.
 type MigrateOptions struct {
 	InputFlags
-	Write, Plan, AllowLossy, Share, KeepNodeSelectors, Force bool
+	Write, Plan, AllowLossy, Share, ConsumableShares, KeepNodeSelectors, Force bool
 	Out, ClaimsFile, Strategy                                string
 }
 
@@ -98,6 +98,7 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 	_ = f.MarkHidden("target")
 	f.BoolVar(&opts.AllowLossy, "allow-lossy", false, "apply documented lossy mappings (sharing, rounding) instead of leaving them")
 	f.BoolVar(&opts.Share, "share", false, "with --allow-lossy: map time-slicing/MPS sharing to one shared ResourceClaim instead of exclusive per-pod claims")
+	f.BoolVar(&opts.ConsumableShares, "consumable-shares", false, "with --allow-lossy: map time-slicing to per-pod claims that take shares of one GPU (NVIDIA DRA driver v0.5.0+ with --consumable-shares=N; Kubernetes 1.36+)")
 	f.BoolVar(&opts.KeepNodeSelectors, "keep-node-selectors", false, "keep device-label nodeSelector and affinity terms that became CEL selectors")
 	f.BoolVar(&opts.Force, "force", false, "allow --strategy extended-resource on targets where DRAExtendedResource is off by default")
 	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan as YAML on stdout and change nothing")
@@ -144,7 +145,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 		return err
 	}
 	mopts := action.MigrateOptions{Rules: set, Out: opts.IO.Out, Color: prof != colorprofile.NoTTY, OutDir: opts.Out, PlanOnly: opts.Plan,
-		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share,
+		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share, ConsumableShares: opts.ConsumableShares,
 			KeepNodeSelectors: opts.KeepNodeSelectors, Force: opts.Force, ClaimsFile: opts.ClaimsFile, Ignore: ignore}}
 	switch {
 	case in.Paths[0] == "-":
