@@ -23,7 +23,7 @@ import (
 type MigrateOptions struct {
 	InputFlags
 	Write, Plan, AllowLossy, Share, ConsumableShares, KeepNodeSelectors, Force bool
-	Out, ClaimsFile, Strategy                                string
+	Out, ClaimsFile, Strategy                                                  string
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
