@@ -12,6 +12,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	dracel "k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/klog/v2"
 
@@ -130,6 +131,20 @@ func defaultMode(mode *resourceapi.DeviceAllocationMode, count *int64) {
 	if *mode == resourceapi.DeviceAllocationModeExactCount && *count == 0 {
 		*count = 1
 	}
+}
+
+// newPod resolves t against m and the world's DeviceClasses: a claim
+// naming a class the world lacks keeps the pod off every node.
+func (w *World) newPod(t *Template, m *Manifests) *pod {
+	p := newPod(t, m)
+	for _, c := range append(slicesClone(p.claims), sharedClaims(p.shared)...) {
+		for _, cn := range classNames(c) {
+			if w.classes[cn] == nil {
+				p.problems = appendOnce(p.problems, fmt.Sprintf("DeviceClass %s does not exist", cn))
+			}
+		}
+	}
+	return p
 }
 
 // checkClaim records what keeps a claim from ever being allocated, and
@@ -257,6 +272,9 @@ func (w *World) fit(ctx context.Context, p *pod, n *Node) (bool, error) {
 		if !n.shareable && need > n.devices-n.exclusive {
 			return false, nil
 		}
+		if !w.enough(ctx, n, claims, true) {
+			return false, nil
+		}
 		a, err := w.allocator(ctx, n)
 		if err != nil {
 			return false, err
@@ -343,13 +361,6 @@ func (w *World) daemonPods(p *pod) int {
 // the devices one pod took there.
 func (w *World) explain(ctx context.Context, p *pod, before map[string]int, beforeDevices int64) []string {
 	reasons := slicesClone(p.problems)
-	for _, c := range append(slicesClone(p.claims), sharedClaims(p.shared)...) {
-		for _, cn := range classNames(c) {
-			if w.classes[cn] == nil {
-				reasons = appendOnce(reasons, fmt.Sprintf("DeviceClass %s does not exist", cn))
-			}
-		}
-	}
 	var stillPlugin []string
 	for pool := range before {
 		for _, n := range w.Nodes {
@@ -494,7 +505,14 @@ func single(c *resourceapi.ResourceClaim, r resourceapi.DeviceRequest, count int
 // anyFits reports whether the claims can be allocated on one of the nodes
 // when nothing is allocated there.
 func (w *World) anyFits(ctx context.Context, nodes []*Node, claims []*resourceapi.ResourceClaim) bool {
+	need := 0
+	for _, c := range claims {
+		need += claimDevices(c)
+	}
 	for _, n := range nodes {
+		if !n.shareable && need > n.devices || !w.enough(ctx, n, claims, false) {
+			continue
+		}
 		a, err := w.allocatorFor(ctx, n)
 		if err != nil {
 			continue
@@ -556,4 +574,85 @@ func (w *World) placementReason(p *pod, dra []*Node) string {
 		terms = append(terms, "required node affinity")
 	}
 	return fmt.Sprintf("node affinity excludes every DRA node (%s)", strings.Join(terms, ", "))
+}
+
+// enough reports whether n has, for every exact request of the claims,
+// at least as many matching devices as it asks (free ones when free is
+// set). It is a necessary condition the allocator's search would find
+// only after trying every combination; shareable devices are never
+// counted out.
+func (w *World) enough(ctx context.Context, n *Node, claims []*resourceapi.ResourceClaim, free bool) bool {
+	for _, c := range claims {
+		for _, r := range c.Spec.Devices.Requests {
+			e := r.Exactly
+			if e == nil || e.AllocationMode != resourceapi.DeviceAllocationModeExactCount {
+				continue
+			}
+			ids, ok := w.matching(ctx, n, e)
+			if !ok {
+				continue
+			}
+			have := int64(len(ids))
+			if free && !n.shareable {
+				for _, id := range ids {
+					if n.state.AllocatedDevices.Has(id) {
+						have--
+					}
+				}
+			}
+			if e.Count > have {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// matching lists the devices of n the request's class and selectors
+// match, cached per node; ok is false when a selector cannot be
+// evaluated here (the allocator then decides).
+func (w *World) matching(ctx context.Context, n *Node, e *resourceapi.ExactDeviceRequest) ([]structured.DeviceID, bool) {
+	class := w.classes[e.DeviceClassName]
+	if class == nil {
+		return nil, false
+	}
+	var exprs []string
+	for _, s := range append(slicesClone(class.Spec.Selectors), e.Selectors...) {
+		if s.CEL != nil {
+			exprs = append(exprs, s.CEL.Expression)
+		}
+	}
+	key := e.DeviceClassName + "\x00" + strings.Join(exprs, "\x00")
+	if ids, ok := n.match[key]; ok {
+		return ids, ids != nil
+	}
+	if n.match == nil {
+		n.match = map[string][]structured.DeviceID{}
+	}
+	ids := []structured.DeviceID{}
+	for _, sl := range n.slices {
+		for _, d := range sl.Spec.Devices {
+			ok := true
+			for _, x := range exprs {
+				cr := w.cache.GetOrCompile(x)
+				if cr.Error != nil {
+					n.match[key] = nil
+					return nil, false
+				}
+				m, _, err := cr.DeviceMatches(ctx, dracel.Device{Driver: sl.Spec.Driver, AllowMultipleAllocations: d.AllowMultipleAllocations, Attributes: d.Attributes, Capacity: d.Capacity})
+				if err != nil {
+					m = false
+				}
+				if !m {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				ids = append(ids, structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name))
+			}
+		}
+	}
+	n.match[key] = ids
+	return ids, true
 }

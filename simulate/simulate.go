@@ -98,7 +98,7 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		bp := newPod(t, bm)
+		bp := before.newPod(t, bm)
 		count := t.Pods
 		if t.DaemonSet {
 			count = before.daemonPods(bp)
@@ -113,7 +113,7 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 		if at == nil {
 			wl.After = Outcome{Pools: []PoolCount{}, Reasons: []string{"not in the after manifests"}}
 		} else {
-			ap := newPod(at, am)
+			ap := after.newPod(at, am)
 			pools, placed, err := after.place(ctx, ap, count)
 			wl.After = outcome(pools, placed, count)
 			if err != nil {

@@ -32,6 +32,8 @@ type Node struct {
 	shareable   bool
 	state       structured.AllocatedState
 	exclusive   int
+	// match caches the devices each class and selectors match.
+	match map[string][]structured.DeviceID
 }
 
 // NodeSpec describes a node to add to a world.
