@@ -167,7 +167,12 @@ func catalogueClasses() ([]*resourceapi.DeviceClass, error) {
 			out = append(out, dc)
 		}
 	}
-	return out, nil
+	// Reference drivers the bundle does not install yet; their charts
+	// create these classes (shared/reference/dra.md §5.7).
+	tpu := &resourceapi.DeviceClass{}
+	tpu.Name = "tpu.google.com"
+	tpu.Spec.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "tpu.google.com"`}}}
+	return append(out, tpu), nil
 }
 
 // classes are the catalogue's classes, replaced or joined by those of the

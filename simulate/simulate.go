@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kubedra/kubedra/rules"
 )
@@ -27,16 +28,19 @@ type Result struct {
 
 // Workload is one pod template's outcome in both worlds.
 type Workload struct {
-	File            string  `json:"file"`
-	Line            int     `json:"line"`
-	Kind            string  `json:"kind"`
-	Namespace       string  `json:"namespace"`
-	Name            string  `json:"name"`
-	PodTemplatePath string  `json:"podTemplatePath"`
-	Pods            int     `json:"pods"`
-	Before          Outcome `json:"before"`
-	After           Outcome `json:"after"`
-	Verdict         string  `json:"verdict"`
+	File            string `json:"file"`
+	Line            int    `json:"line"`
+	Kind            string `json:"kind"`
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	PodTemplatePath string `json:"podTemplatePath"`
+	Pods            int    `json:"pods"`
+	// Migrated is true when the after pod template differs from the
+	// before one.
+	Migrated bool    `json:"migrated"`
+	Before   Outcome `json:"before"`
+	After    Outcome `json:"after"`
+	Verdict  string  `json:"verdict"`
 }
 
 // Outcome is where a template's pods landed in one world. Reasons (after
@@ -113,6 +117,7 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 		if at == nil {
 			wl.After = Outcome{Pools: []PoolCount{}, Reasons: []string{"not in the after manifests"}}
 		} else {
+			wl.Migrated = !equality.Semantic.DeepEqual(t.Spec, at.Spec)
 			ap := after.newPod(at, am)
 			pools, placed, err := after.place(ctx, ap, count)
 			wl.After = outcome(pools, placed, count)
