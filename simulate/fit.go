@@ -631,28 +631,58 @@ func (w *World) matching(ctx context.Context, n *Node, e *resourceapi.ExactDevic
 	}
 	ids := []structured.DeviceID{}
 	for _, sl := range n.slices {
-		for _, d := range sl.Spec.Devices {
-			ok := true
-			for _, x := range exprs {
-				cr := w.cache.GetOrCompile(x)
-				if cr.Error != nil {
-					n.match[key] = nil
-					return nil, false
-				}
-				m, _, err := cr.DeviceMatches(ctx, dracel.Device{Driver: sl.Spec.Driver, AllowMultipleAllocations: d.AllowMultipleAllocations, Attributes: d.Attributes, Capacity: d.Capacity})
-				if err != nil {
-					m = false
-				}
-				if !m {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				ids = append(ids, structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name))
-			}
+		idx, ok := w.matchSlice(ctx, sl, key, exprs)
+		if !ok {
+			n.match[key] = nil
+			return nil, false
+		}
+		for _, i := range idx {
+			ids = append(ids, structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, sl.Spec.Devices[i].Name))
 		}
 	}
 	n.match[key] = ids
 	return ids, true
+}
+
+// sliceKey identifies a device list shared by the nodes of a pool.
+type sliceKey struct {
+	first *resourceapi.Device
+	n     int
+	key   string
+}
+
+// matchSlice returns the indices of the devices of sl all exprs match,
+// computed once per device list (the nodes of a pool share theirs).
+func (w *World) matchSlice(ctx context.Context, sl *resourceapi.ResourceSlice, key string, exprs []string) ([]int, bool) {
+	if len(sl.Spec.Devices) == 0 {
+		return nil, true
+	}
+	k := sliceKey{first: &sl.Spec.Devices[0], n: len(sl.Spec.Devices), key: sl.Spec.Driver + "\x00" + key}
+	if idx, ok := w.matches[k]; ok {
+		return idx, idx != nil
+	}
+	var idx []int
+	for i, d := range sl.Spec.Devices {
+		ok := true
+		for _, x := range exprs {
+			cr := w.cache.GetOrCompile(x)
+			if cr.Error != nil {
+				w.matches[k] = nil
+				return nil, false
+			}
+			m, _, err := cr.DeviceMatches(ctx, dracel.Device{Driver: sl.Spec.Driver, AllowMultipleAllocations: d.AllowMultipleAllocations, Attributes: d.Attributes, Capacity: d.Capacity})
+			if err != nil || !m {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			idx = append(idx, i)
+		}
+	}
+	if idx == nil {
+		idx = []int{}
+	}
+	w.matches[k] = idx
+	return idx, true
 }

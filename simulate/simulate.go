@@ -230,24 +230,20 @@ func Worlds(inv *Inventory, target rules.Version, beforeClasses, afterClasses []
 	before := NewWorld("before", target, beforeClasses)
 	after := NewWorld("after", target, afterClasses)
 	for _, p := range inv.Pools {
+		// The nodes of a pool share their views (read-only).
+		views := map[Mode]View{ModePlugin: p.Shape.PluginView(p.Options), ModeDRA: p.Shape.DRAView(p.Options)}
 		for i := range p.Count {
 			name := fmt.Sprintf("%s-%d", p.Name, i)
-			before.AddNode(p.node(name, p.Before))
-			after.AddNode(p.node(name, p.After))
+			before.AddNode(p.node(name, p.Before, views[p.Before]))
+			after.AddNode(p.node(name, p.After, views[p.After]))
 		}
 	}
 	return before, after
 }
 
 // node is the NodeSpec of one node of the pool in a mode.
-func (p Pool) node(name string, m Mode) NodeSpec {
+func (p Pool) node(name string, m Mode, v View) NodeSpec {
 	s := NodeSpec{Name: name, Pool: p.Name, Shape: p.Shape.Name, Mode: m, Taints: p.Taints}
-	var v View
-	if m == ModeDRA {
-		v = p.Shape.DRAView(p.Options)
-	} else {
-		v = p.Shape.PluginView(p.Options)
-	}
 	s.Labels = map[string]string{}
 	for k, val := range v.Labels {
 		s.Labels[k] = val
@@ -255,6 +251,10 @@ func (p Pool) node(name string, m Mode) NodeSpec {
 	for k, val := range p.Labels {
 		s.Labels[k] = val
 	}
-	s.Allocatable, s.Devices = v.Allocatable, v.Devices
+	s.Devices = v.Devices
+	s.Allocatable = map[string]int64{}
+	for k, val := range v.Allocatable {
+		s.Allocatable[k] = val
+	}
 	return s
 }

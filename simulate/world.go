@@ -66,6 +66,7 @@ type World struct {
 	// serves it on DRA nodes (DRAExtendedResource), when the target has it.
 	extended map[string]string
 	pools    []string
+	matches  map[sliceKey][]int
 }
 
 type classes map[string]*resourceapi.DeviceClass
@@ -104,7 +105,7 @@ func Features(v rules.Version) structured.Features {
 // DeviceClasses.
 func NewWorld(name string, target rules.Version, dcs []*resourceapi.DeviceClass) *World {
 	f := Features(target)
-	w := &World{Name: name, classes: classes{}, features: f, shared: map[string]*Node{}, extended: map[string]string{},
+	w := &World{Name: name, classes: classes{}, features: f, shared: map[string]*Node{}, extended: map[string]string{}, matches: map[sliceKey][]int{},
 		cache: dracel.NewCache(1000, dracel.Features{EnableConsumableCapacity: f.ConsumableCapacity})}
 	for _, dc := range dcs {
 		w.classes[dc.Name] = dc
