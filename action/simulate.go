@@ -40,6 +40,8 @@ type SimulateOptions struct {
 // SimulateResult is a simulation and the inputs it could not use.
 type SimulateResult struct {
 	*simulate.Result
+	// Before and After are the worlds simulated (simulate --emit-nodes).
+	Before, After *simulate.World
 	// Diagnostics are inputs that could not be read (file:line); every
 	// other input was still simulated.
 	Diagnostics inventory.Diagnostics
@@ -104,7 +106,7 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 	if err != nil {
 		return nil, err
 	}
-	res.Result = r
+	res.Result, res.Before, res.After = r, bw, aw
 	return res, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
@@ -253,3 +254,30 @@ func (n *Node) commit(results []resourceapi.AllocationResult) {
 }
 
 func (n *Node) String() string { return fmt.Sprintf("%s (pool %s, %s)", n.Name, n.Pool, n.Mode) }
+
+// Objects returns the world's nodes as Kubernetes Nodes (labels, taints,
+// the extended resources in status capacity and allocatable) and their
+// ResourceSlices: what a test cluster (kwok, an e2e control plane) needs
+// to reproduce the world.
+func (w *World) Objects() ([]*corev1.Node, []*resourceapi.ResourceSlice) {
+	var nodes []*corev1.Node
+	var slices []*resourceapi.ResourceSlice
+	for _, n := range w.Nodes {
+		o := n.obj.DeepCopy()
+		o.APIVersion, o.Kind = "v1", "Node"
+		rl := corev1.ResourceList{}
+		for r, v := range n.alloc {
+			rl[corev1.ResourceName(r)] = *resource.NewQuantity(v, resource.DecimalSI)
+		}
+		if len(rl) > 0 {
+			o.Status.Capacity, o.Status.Allocatable = rl, rl.DeepCopy()
+		}
+		nodes = append(nodes, o)
+		for _, s := range n.slices {
+			c := s.DeepCopy()
+			c.APIVersion, c.Kind = "resource.k8s.io/v1", "ResourceSlice"
+			slices = append(slices, c)
+		}
+	}
+	return nodes, slices
+}

@@ -25,6 +25,7 @@ type SimulateOptions struct {
 	After      []string
 	Output     report.Format
 	ListShapes bool
+	EmitNodes  string
 	Strategy   string
 	AllowLossy bool
 }
@@ -71,6 +72,9 @@ func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra
 			if opts.Nodes != "" && (opts.FromDump != "" || cmd.Flags().Changed("context") || cmd.Flags().Changed("kubeconfig")) {
 				return FlagErrorf("--nodes and a cluster (--from-dump, --context, --kubeconfig) cannot be used together")
 			}
+			if opts.EmitNodes != "" && opts.EmitNodes != "before" && opts.EmitNodes != "after" {
+				return FlagErrorf("--emit-nodes %q: use before or after", opts.EmitNodes)
+			}
 			if err := plan.CheckStrategy(plan.Strategy(opts.Strategy), opts.Target, false); err != nil {
 				return &FlagError{Err: err}
 			}
@@ -87,6 +91,7 @@ func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra
 	f.StringArrayVar(&opts.After, "after", nil, "migrated manifests `DIR` (or file, repeatable) instead of migrating in memory")
 	f.StringVar(&opts.FromDump, "from-dump", "", "read the nodes from a dump `FILE` (kubedra audit --dump, kubectl get -o yaml) instead of a cluster")
 	f.BoolVar(&opts.ListShapes, "list-shapes", false, "list the built-in node shapes and exit")
+	f.StringVar(&opts.EmitNodes, "emit-nodes", "", "print the Nodes and ResourceSlices of the `before` or after world as YAML (to reproduce it on a test cluster) instead of the report")
 	f.StringVar(&opts.Strategy, "strategy", string(plan.Claims), "migrate strategy for the in-memory migration: claims, extended-resource or auto")
 	f.BoolVar(&opts.AllowLossy, "allow-lossy", false, "apply lossy mappings in the in-memory migration, as migrate --allow-lossy")
 	report.AddFormatFlag(cmd, &opts.Output, report.SimulateFormats, "")
@@ -106,6 +111,14 @@ func simulateRun(ctx context.Context, opts *SimulateOptions) error {
 	res, err := action.Simulate(ctx, in, sopts)
 	if err != nil {
 		return err
+	}
+	if opts.EmitNodes != "" {
+		w := res.Before
+		if opts.EmitNodes == "after" {
+			w = res.After
+		}
+		nodes, slices := w.Objects()
+		return report.WorldObjects(opts.IO.Out, nodes, slices)
 	}
 	if err := report.Simulate(opts.IO.Out, res.Result, res.Diagnostics, opts.Output, report.Style{Profile: prof}); err != nil {
 		return fmt.Errorf("writing report: %w", err)

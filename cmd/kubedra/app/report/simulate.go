@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/simulate"
@@ -167,4 +170,25 @@ func Shapes(w io.Writer, shapes []*simulate.Shape, format Format) error {
 	b.WriteString("\nThe source of each figure: docs/simulate.md.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WorldObjects writes nodes and slices as a multi-document YAML stream.
+func WorldObjects(w io.Writer, nodes []*corev1.Node, slices []*resourceapi.ResourceSlice) error {
+	var objs []any
+	for _, n := range nodes {
+		objs = append(objs, n)
+	}
+	for _, s := range slices {
+		objs = append(objs, s)
+	}
+	for _, o := range objs {
+		b, err := sigsyaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "---\n%s", b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
