@@ -136,3 +136,73 @@ func TestCorpusGate(t *testing.T) {
 		}
 	}
 }
+
+// From a dump: nodes keep their allocatable before; after, the nodes of a
+// known instance type get the shape's devices, and a node whose
+// ResourceSlices are in the dump keeps those.
+func TestSimulateFromDump(t *testing.T) {
+	dir := t.TempDir()
+	node := func(name, alloc string) string {
+		return fmt.Sprintf("---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {node.kubernetes.io/instance-type: p5.48xlarge}}\nstatus:\n  allocatable: {cpu: \"192\"%s}\n", name, alloc)
+	}
+	dump := node("p5-a", `, nvidia.com/gpu: "8", vpc.amazonaws.com/efa: "32"`) + node("p5-b", `, nvidia.com/gpu: "8", vpc.amazonaws.com/efa: "32"`) + node("p5-dra", "")
+	dump += "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: p5-dra-gpu}\nspec:\n  driver: gpu.nvidia.com\n  nodeName: p5-dra\n  pool: {name: p5-dra, generation: 1, resourceSliceCount: 1}\n  devices:\n"
+	for i := range 8 {
+		dump += fmt.Sprintf("  - {name: gpu-%d, attributes: {type: {string: gpu}}}\n", i)
+	}
+	os.WriteFile(filepath.Join(dir, "dump.yaml"), []byte(dump), 0o644)
+	os.WriteFile(filepath.Join(dir, "app.yaml"), []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: t}\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"), 0o644)
+	r, err := Simulate(context.Background(), Input{Paths: []string{"app.yaml"}, Dir: dir}, SimulateOptions{Cluster: ClusterSource{Dump: "dump.yaml", Dir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Workloads) != 1 {
+		t.Fatalf("workloads %+v", r.Workloads)
+	}
+	w := r.Workloads[0]
+	if w.Before.Pods != 2 || w.After.Pods != 3 || w.Verdict != simulate.Better {
+		t.Errorf("before %d after %d verdict %s (%q)", w.Before.Pods, w.After.Pods, w.Verdict, w.After.Reasons)
+	}
+	// GPUs and EFA interfaces: 2 x (8 + 32) advertised and 8 published before; after, 3 x 8 GPUs and 2 x 32 EFA.
+	if p := r.Pools; len(p) != 1 || p[0].Before.Total != 88 || p[0].Before.Used != 16 || p[0].Before.Mode != simulate.ModeMixed ||
+		p[0].After.Total != 88 || p[0].After.Used != 24 || p[0].After.Mode != simulate.ModeDRA {
+		t.Errorf("pools %+v", r.Pools)
+	}
+}
+
+// --after: the migrated manifests are read, not made; a workload missing
+// from them is worse.
+func TestSimulateAfter(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "after.yaml"), []byte(`apiVersion: batch/v1
+kind: Job
+metadata: {name: finetune, namespace: ml}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      containers:
+      - {name: trainer, image: x, resources: {claims: [{name: g}]}}
+      resourceClaims: [{name: g, resourceClaimTemplateName: ft}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: ft, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}]
+`), 0o644)
+	r, err := Simulate(context.Background(), Input{Paths: []string{"../examples/simulate/manifests/train.yaml"}},
+		SimulateOptions{Nodes: "../examples/simulate/fleet.yaml", After: []string{filepath.Join(dir, "after.yaml")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, w := range r.Workloads {
+		got[w.Name] = fmt.Sprintf("%s %d/%d %s", w.Verdict, w.Before.Pods, w.After.Pods, strings.Join(w.After.Reasons, ";"))
+	}
+	if got["finetune"] != "same 2/2 " || got["pretrain"] != "worse 2/0 not in the after manifests" {
+		t.Errorf("got %q", got)
+	}
+}

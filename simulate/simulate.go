@@ -207,12 +207,12 @@ func (r *Result) pools(before, after *World) {
 		for _, n := range before.Nodes {
 			if n.Pool == name {
 				pr.Nodes++
-				pr.Shape, pr.Before.Mode = n.Shape, n.Mode
+				pr.Shape, pr.Before.Mode = n.Shape, mergeMode(pr.Before.Mode, n.Mode)
 			}
 		}
 		for _, n := range after.Nodes {
 			if n.Pool == name {
-				pr.After.Mode = n.Mode
+				pr.After.Mode = mergeMode(pr.After.Mode, n.Mode)
 				if pr.Shape == "" {
 					pr.Shape = n.Shape
 				}
@@ -221,6 +221,17 @@ func (r *Result) pools(before, after *World) {
 		pr.Before.PoolUsage, pr.After.PoolUsage = bu[name], au[name]
 		r.Pools = append(r.Pools, pr)
 	}
+}
+
+// ModeMixed is a pool whose nodes are in different modes (read from a
+// cluster mid-cutover).
+const ModeMixed Mode = "mixed"
+
+func mergeMode(have, m Mode) Mode {
+	if have == "" || have == m {
+		return m
+	}
+	return ModeMixed
 }
 
 // Worlds builds the before and after worlds of an inventory: each pool's
