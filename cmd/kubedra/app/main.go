@@ -85,6 +85,7 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 		NewCmdFn(streams),
 		NewCmdMigrate(streams, nil),
 		NewCmdAudit(streams, nil),
+		NewCmdSimulate(streams, nil),
 	)
 	if name != "kubedra" {
 		// Examples are written for the kubedra binary; as a kubectl plugin

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/MakeNowJust/heredoc"
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
+	"github.com/kubedra/kubedra/simulate"
+)
+
+// SimulateOptions are simulate's flags.
+type SimulateOptions struct {
+	InputFlags
+	clusterFlags
+
+	Nodes      string
+	After      []string
+	Output     report.Format
+	ListShapes bool
+	EmitNodes  string
+	Strategy   string
+	AllowLossy bool
+}
+
+// NewCmdSimulate builds `kubedra simulate`. runF replaces simulateRun in tests.
+func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra.Command {
+	opts := &SimulateOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget},
+		clusterFlags: clusterFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}, Strategy: string(plan.Claims)}
+	cmd := &cobra.Command{
+		Use:   "simulate [PATH|-]...",
+		Short: "Check that every workload still fits after the move to DRA, with the scheduler's allocator",
+		Long: heredoc.Doc(`
+			Pack the workloads onto the nodes twice: before the move (the manifests as
+			given, node pools on device plugins) and after it (the manifests migrated in
+			memory, or --after DIR, node pools on DRA drivers), and compare per workload
+			pod template. The device-plugin fit uses the Kubernetes effective request
+			(init containers, sidecars), nodeSelector, node affinity and taints; the DRA
+			fit is the allocator of k8s.io/dynamic-resource-allocation/structured, the
+			code kube-scheduler runs, with the CEL environment of --target-version.
+			Pods are packed greedily, first fit in node order, the same way in both
+			worlds: a simulation of fit, not of scoring (docs/simulate.md).
+
+			Nodes come from a NodeInventory file (--nodes, pools of built-in or written
+			out shapes; --list-shapes lists the shapes), a dump (--from-dump) or the
+			cluster of the kubeconfig (--context, --kubeconfig).
+
+			Exit status: 0 no workload fits worse after the move, 2 one or more does,
+			1 bad input (reported after everything else was simulated).
+		`),
+		Example: heredoc.Doc(`
+			kubedra simulate --nodes fleet.yaml ./manifests
+			kubedra simulate --nodes fleet.yaml --after ./migrated ./manifests
+			kubedra simulate --from-dump cluster.yaml ./manifests
+			kubedra simulate --context prod -o json ./manifests
+			kubedra simulate --list-shapes
+		`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.ListShapes {
+				return report.Shapes(opts.IO.Out, simulate.Shapes(), opts.Output)
+			}
+			if err := opts.setup(cmd, args, "name manifest files or folders (or - for stdin)"); err != nil {
+				return err
+			}
+			if opts.Nodes != "" && (opts.FromDump != "" || cmd.Flags().Changed("context") || cmd.Flags().Changed("kubeconfig")) {
+				return FlagErrorf("--nodes and a cluster (--from-dump, --context, --kubeconfig) cannot be used together")
+			}
+			if opts.EmitNodes != "" && opts.EmitNodes != "before" && opts.EmitNodes != "after" {
+				return FlagErrorf("--emit-nodes %q: use before or after", opts.EmitNodes)
+			}
+			if err := plan.CheckStrategy(plan.Strategy(opts.Strategy), opts.Target, false); err != nil {
+				return &FlagError{Err: err}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return simulateRun(cmd.Context(), opts)
+		},
+	}
+	opts.bind(cmd, "simulate", "table", "print nothing on stderr")
+	f := cmd.Flags()
+	opts.ConfigFlags.AddFlags(f)
+	f.StringVar(&opts.Nodes, "nodes", "", "NodeInventory `FILE` describing the node pools (instead of a cluster)")
+	f.StringArrayVar(&opts.After, "after", nil, "migrated manifests `DIR` (or file, repeatable) instead of migrating in memory")
+	f.StringVar(&opts.FromDump, "from-dump", "", "read the nodes from a dump `FILE` (kubedra audit --dump, kubectl get -o yaml) instead of a cluster")
+	f.BoolVar(&opts.ListShapes, "list-shapes", false, "list the built-in node shapes and exit")
+	f.StringVar(&opts.EmitNodes, "emit-nodes", "", "print the Nodes and ResourceSlices of the `before` or after world as YAML (to reproduce it on a test cluster) instead of the report")
+	f.StringVar(&opts.Strategy, "strategy", string(plan.Claims), "migrate strategy for the in-memory migration: claims, extended-resource or auto")
+	f.BoolVar(&opts.AllowLossy, "allow-lossy", false, "apply lossy mappings in the in-memory migration, as migrate --allow-lossy")
+	report.AddFormatFlag(cmd, &opts.Output, report.SimulateFormats, "")
+	return cmd
+}
+
+func simulateRun(ctx context.Context, opts *SimulateOptions) error {
+	in, set, prof, ignore, err := opts.run()
+	if err != nil {
+		return err
+	}
+	sopts := action.SimulateOptions{Nodes: opts.Nodes, Target: opts.Target, Rules: set, After: opts.After,
+		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), AllowLossy: opts.AllowLossy, Ignore: ignore}}
+	if opts.Nodes == "" {
+		sopts.Cluster = opts.source(opts.IO)
+	}
+	res, err := action.Simulate(ctx, in, sopts)
+	if err != nil {
+		return err
+	}
+	if opts.EmitNodes != "" {
+		w := res.Before
+		if opts.EmitNodes == "after" {
+			w = res.After
+		}
+		nodes, slices := w.Objects()
+		return report.WorldObjects(opts.IO.Out, nodes, slices)
+	}
+	if err := report.Simulate(opts.IO.Out, res.Result, res.Diagnostics, opts.Output, report.Style{Profile: prof}); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	bad := false
+	for _, d := range res.Diagnostics {
+		bad = bad || d.Severity == inventory.Error
+		if !opts.Quiet {
+			fmt.Fprintf(opts.IO.ErrOut, "%s: %s: %s\n", d.Location(), d.Severity, d.Message)
+		}
+	}
+	if bad {
+		return &ExitCodeError{Code: ExitError}
+	}
+	if res.Worse() {
+		return &ExitCodeError{Code: ExitFindings}
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package app_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kubedra/kubedra/cmd/kubedra/app"
+)
+
+const simFleet = `apiVersion: kubedra.io/v1alpha1
+kind: NodeInventory
+pools:
+- {name: train, shape: p5.48xlarge, count: 2}
+`
+
+const simGPU = `apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      containers:
+      - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}
+`
+
+const simEFA = `apiVersion: batch/v1
+kind: Job
+metadata: {name: big}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32}}}
+`
+
+func TestSimulateExitCodes(t *testing.T) {
+	dir := app.WriteFiles(t, t.TempDir(), map[string]string{"fleet.yaml": simFleet, "gpu.yaml": simGPU, "efa.yaml": simEFA,
+		"empty.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", "bad.yaml": "kind: [\n",
+		"badfleet.yaml": strings.Replace(simFleet, "count: 2", "count: 2, gpus: 8", 1)})
+	env := map[string]string{"NO_COLOR": "1", "KUBEDRA_CONFIG": "none"}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"same", []string{"simulate", "--nodes", "fleet.yaml", "gpu.yaml"}, 0, "same", ""},
+		{"worse", []string{"simulate", "--nodes", "fleet.yaml", "efa.yaml"}, 2, "asks 40 devices, more than the 32", ""},
+		{"bad manifest, the rest simulated", []string{"simulate", "--nodes", "fleet.yaml", "bad.yaml", "gpu.yaml"}, 1, "same", "bad.yaml"},
+		{"bad inventory", []string{"simulate", "--nodes", "badfleet.yaml", "gpu.yaml"}, 1, "", "badfleet.yaml:4: unknown key \"gpus\""},
+		{"markdown", []string{"simulate", "--nodes", "fleet.yaml", "-o", "md", "gpu.yaml"}, 0, "| Workload |", ""},
+		{"list shapes", []string{"simulate", "--list-shapes"}, 0, "Standard_ND96isr_H100_v5", ""},
+		{"nodes and a dump", []string{"simulate", "--nodes", "fleet.yaml", "--from-dump", "d.yaml", "gpu.yaml"}, 1, "", "cannot be used together"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := app.Invoke(t, app.Invocation{Args: tc.args, Env: env, Dir: dir})
+			if code != tc.code || !strings.Contains(out, tc.stdout) || !strings.Contains(errOut, tc.stderr) {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+		})
+	}
+	// JSON is valid and complete when nothing asks for devices.
+	code, out, _ := app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "-o", "json", "empty.yaml"}, Env: env, Dir: dir})
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	for _, k := range []string{"workloads", "pools", "summary", "diagnostics"} {
+		if doc[k] == nil {
+			t.Errorf("%s is null or missing:\n%s", k, out)
+		}
+	}
+}

@@ -1,0 +1,688 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	dracel "k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/klog/v2"
+
+	"github.com/kubedra/kubedra/inventory/detect"
+)
+
+// MaxDevicesPerClaim is the most devices one claim may hold
+// (resource.k8s.io/v1 AllocationResultsMaxSize).
+const MaxDevicesPerClaim = resourceapi.AllocationResultsMaxSize
+
+// pod is a pod template resolved against one world's manifests: what one
+// of its pods asks for.
+type pod struct {
+	tpl *Template
+	// requests are the effective extended-resource requests (the
+	// Kubernetes formula for init containers and sidecars).
+	requests map[string]int64
+	affinity nodeaffinity.RequiredNodeAffinity
+	tol      []corev1.Toleration
+	// claims are made from templates, one set per pod; shared are
+	// ResourceClaims by namespace/name.
+	claims []*resourceapi.ResourceClaim
+	shared []sharedClaim
+	// problems keep the pod off every node, whatever the node.
+	problems []string
+	// devices is the fewest devices the claims can take.
+	devices int
+}
+
+type sharedClaim struct {
+	key   string
+	claim *resourceapi.ResourceClaim
+}
+
+var effectiveOpts = resourcehelper.PodResourcesOptions{SkipPodLevelResources: true}
+
+// newPod resolves t's claims against m.
+func newPod(t *Template, m *Manifests) *pod {
+	p := &pod{tpl: t, requests: map[string]int64{}, tol: t.Spec.Tolerations}
+	for r, q := range resourcehelper.PodRequests(&corev1.Pod{Spec: *defaultRequests(t.Spec)}, effectiveOpts) {
+		if detect.IsExtendedResource(string(r)) && q.Value() > 0 {
+			p.requests[string(r)] = q.Value()
+		}
+	}
+	p.affinity = nodeaffinity.NewRequiredNodeAffinity(t.Spec.NodeSelector, t.Spec.Affinity)
+	for i, rc := range t.Spec.ResourceClaims {
+		switch {
+		case rc.ResourceClaimTemplateName != nil:
+			key := nsName(t.Namespace, *rc.ResourceClaimTemplateName)
+			rct, ok := m.ClaimTemplates[key]
+			if !ok {
+				p.problems = append(p.problems, fmt.Sprintf("ResourceClaimTemplate %s (claim %s) does not exist", key, rc.Name))
+				continue
+			}
+			c := &resourceapi.ResourceClaim{Spec: *rct.Spec.Spec.DeepCopy()}
+			defaultClaim(c)
+			c.Name, c.Namespace = t.Name+"-"+rc.Name, t.Namespace
+			c.UID = types.UID(fmt.Sprintf("%s-%d", t.Key, i))
+			p.claims = append(p.claims, c)
+			p.checkClaim(c, "claim "+rc.Name+" (template "+*rc.ResourceClaimTemplateName+")")
+		case rc.ResourceClaimName != nil:
+			key := nsName(t.Namespace, *rc.ResourceClaimName)
+			c, ok := m.Claims[key]
+			if !ok {
+				p.problems = append(p.problems, fmt.Sprintf("ResourceClaim %s does not exist", key))
+				continue
+			}
+			c = c.DeepCopy()
+			defaultClaim(c)
+			c.UID = types.UID("claim-" + key)
+			p.shared = append(p.shared, sharedClaim{key: key, claim: c})
+			p.checkClaim(c, "ResourceClaim "+key)
+		}
+	}
+	return p
+}
+
+// defaultRequests copies spec with the API server's defaulting of
+// requests: a limit without a request is the request too.
+func defaultRequests(spec *corev1.PodSpec) *corev1.PodSpec {
+	s := spec.DeepCopy()
+	for _, list := range [][]corev1.Container{s.InitContainers, s.Containers} {
+		for i := range list {
+			r := &list[i].Resources
+			for name, q := range r.Limits {
+				if _, ok := r.Requests[name]; !ok {
+					if r.Requests == nil {
+						r.Requests = corev1.ResourceList{}
+					}
+					r.Requests[name] = q
+				}
+			}
+		}
+	}
+	return s
+}
+
+// defaultClaim applies the API server's defaults: allocation mode
+// ExactCount and count 1.
+func defaultClaim(c *resourceapi.ResourceClaim) {
+	for i := range c.Spec.Devices.Requests {
+		r := &c.Spec.Devices.Requests[i]
+		if r.Exactly != nil {
+			defaultMode(&r.Exactly.AllocationMode, &r.Exactly.Count)
+		}
+		for j := range r.FirstAvailable {
+			defaultMode(&r.FirstAvailable[j].AllocationMode, &r.FirstAvailable[j].Count)
+		}
+	}
+}
+
+func defaultMode(mode *resourceapi.DeviceAllocationMode, count *int64) {
+	if *mode == "" {
+		*mode = resourceapi.DeviceAllocationModeExactCount
+	}
+	if *mode == resourceapi.DeviceAllocationModeExactCount && *count == 0 {
+		*count = 1
+	}
+}
+
+// newPod resolves t against m and the world's DeviceClasses: a claim
+// naming a class the world lacks keeps the pod off every node.
+func (w *World) newPod(t *Template, m *Manifests) *pod {
+	p := newPod(t, m)
+	for _, c := range append(slicesClone(p.claims), sharedClaims(p.shared)...) {
+		for _, cn := range classNames(c) {
+			if w.classes[cn] == nil {
+				p.problems = appendOnce(p.problems, fmt.Sprintf("DeviceClass %s does not exist", cn))
+			}
+		}
+	}
+	return p
+}
+
+// checkClaim records what keeps a claim from ever being allocated, and
+// counts its devices.
+func (p *pod) checkClaim(c *resourceapi.ResourceClaim, what string) {
+	n := claimDevices(c)
+	p.devices += n
+	if n > MaxDevicesPerClaim {
+		p.problems = append(p.problems, fmt.Sprintf("%s asks %d devices, more than the %d a claim may hold", what, n, MaxDevicesPerClaim))
+	}
+}
+
+// claimDevices is the fewest devices a claim takes: counts of exact
+// requests (1 for All), the smallest subrequest of firstAvailable.
+func claimDevices(c *resourceapi.ResourceClaim) int {
+	n := 0
+	for _, r := range c.Spec.Devices.Requests {
+		switch {
+		case r.Exactly != nil:
+			n += int(requestCount(r.Exactly.AllocationMode, r.Exactly.Count))
+		case len(r.FirstAvailable) > 0:
+			least := -1
+			for _, s := range r.FirstAvailable {
+				if k := int(requestCount(s.AllocationMode, s.Count)); least < 0 || k < least {
+					least = k
+				}
+			}
+			n += least
+		}
+	}
+	return n
+}
+
+func requestCount(mode resourceapi.DeviceAllocationMode, count int64) int64 {
+	if mode == resourceapi.DeviceAllocationModeAll {
+		return 1
+	}
+	if count <= 0 {
+		return 1
+	}
+	return count
+}
+
+// classNames are the DeviceClasses a claim names.
+func classNames(c *resourceapi.ResourceClaim) []string {
+	var out []string
+	for _, r := range c.Spec.Devices.Requests {
+		if r.Exactly != nil {
+			out = append(out, r.Exactly.DeviceClassName)
+		}
+		for _, s := range r.FirstAvailable {
+			out = append(out, s.DeviceClassName)
+		}
+	}
+	return out
+}
+
+var logger = klog.Background()
+
+// placeable reports whether node affinity and taints let the pod on n.
+func (p *pod) placeable(n *Node) bool {
+	if n.obj.Spec.Unschedulable {
+		return false
+	}
+	if ok, err := p.affinity.Match(n.obj); err != nil || !ok {
+		return false
+	}
+	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, n.obj.Spec.Taints, p.tol, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+	return !untolerated
+}
+
+// fit tries the pod on n and, when it fits, takes what it uses. It
+// returns an error only for input the allocator rejects (a CEL error).
+func (w *World) fit(ctx context.Context, p *pod, n *Node) (bool, error) {
+	if len(p.problems) > 0 || !p.placeable(n) {
+		return false, nil
+	}
+	claims := p.claims
+	var extended *resourceapi.ResourceClaim
+	for r, q := range p.requests {
+		if have, ok := n.alloc[r]; ok {
+			if have-n.used[r] < q {
+				return false, nil
+			}
+			continue
+		}
+		class, ok := w.extended[r]
+		if !ok || len(n.slices) == 0 {
+			return false, nil
+		}
+		// DRAExtendedResource: the scheduler allocates a claim for the
+		// extended resource on nodes no device plugin serves it.
+		if extended == nil {
+			extended = &resourceapi.ResourceClaim{}
+			extended.Name, extended.Namespace, extended.UID = p.tpl.Name+"-extended-resources", p.tpl.Namespace, types.UID(p.tpl.Key+"-extended")
+		}
+		extended.Spec.Devices.Requests = append(extended.Spec.Devices.Requests, resourceapi.DeviceRequest{
+			Name: fmt.Sprintf("container-%d", len(extended.Spec.Devices.Requests)), Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: q}})
+	}
+	var pending []string
+	for _, s := range p.shared {
+		at, done := w.shared[s.key]
+		if done {
+			if at != n {
+				return false, nil
+			}
+			continue
+		}
+		claims = append(claims, s.claim)
+		pending = append(pending, s.key)
+	}
+	if extended != nil {
+		claims = append(slicesClone(claims), extended)
+	}
+	if len(claims) > 0 {
+		if len(n.slices) == 0 {
+			return false, nil
+		}
+		need := p.devices
+		if extended != nil {
+			need += claimDevices(extended)
+		}
+		if !n.shareable && need > n.devices-n.exclusive {
+			return false, nil
+		}
+		if !w.enough(ctx, n, claims, true) {
+			return false, nil
+		}
+		a, err := w.allocator(ctx, n)
+		if err != nil {
+			return false, err
+		}
+		res, err := a.Allocate(ctx, n.obj, claims)
+		if err != nil {
+			return false, err
+		}
+		if res == nil {
+			return false, nil
+		}
+		n.commit(res)
+	}
+	for r, q := range p.requests {
+		if _, ok := n.alloc[r]; ok {
+			n.used[r] += q
+		}
+	}
+	for _, k := range pending {
+		w.shared[k] = n
+	}
+	return true, nil
+}
+
+func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
+
+// place packs count pods of p greedily: each pod on the first node, in
+// world order, where it fits. Nodes only fill up, so a node a pod of p
+// did not fit stays skipped for the next. DaemonSet pods are tried on
+// their own nodes instead.
+func (w *World) place(ctx context.Context, p *pod, count int) (map[string]int, int, error) {
+	pools := map[string]int{}
+	placed := 0
+	if p.tpl.DaemonSet {
+		for _, n := range w.Nodes {
+			if !p.placeable(n) {
+				continue
+			}
+			ok, err := w.fit(ctx, p, n)
+			if err != nil {
+				return pools, placed, err
+			}
+			if ok {
+				pools[n.Pool]++
+				placed++
+			}
+		}
+		return pools, placed, nil
+	}
+	cursor := 0
+	for range count {
+		for cursor < len(w.Nodes) {
+			ok, err := w.fit(ctx, p, w.Nodes[cursor])
+			if err != nil {
+				return pools, placed, err
+			}
+			if ok {
+				break
+			}
+			cursor++
+		}
+		if cursor == len(w.Nodes) {
+			break
+		}
+		pools[w.Nodes[cursor].Pool]++
+		placed++
+	}
+	return pools, placed, nil
+}
+
+// daemonPods is the number of nodes a DaemonSet's placement selects.
+func (w *World) daemonPods(p *pod) int {
+	n := 0
+	for _, node := range w.Nodes {
+		if p.placeable(node) {
+			n++
+		}
+	}
+	return n
+}
+
+// explain says in words why p does not fit (more of its pods) in w.
+// before are the pools its pods ran on before the move; beforeDevices
+// the devices one pod took there.
+func (w *World) explain(ctx context.Context, p *pod, before map[string]int, beforeDevices int64) []string {
+	reasons := slicesClone(p.problems)
+	var stillPlugin []string
+	for pool := range before {
+		for _, n := range w.Nodes {
+			if n.Pool == pool {
+				if n.Mode == ModePlugin && (len(p.claims) > 0 || len(p.shared) > 0) {
+					stillPlugin = append(stillPlugin, pool)
+				}
+				break
+			}
+		}
+	}
+	sort.Strings(stillPlugin)
+	for _, pool := range stillPlugin {
+		reasons = append(reasons, fmt.Sprintf("pool %s is still on the device plugin", pool))
+	}
+	var dra, candidates []*Node
+	seen := map[string]bool{}
+	for _, n := range w.Nodes {
+		if n.Mode != ModeDRA {
+			continue
+		}
+		dra = append(dra, n)
+		if p.placeable(n) && !seen[n.Pool] {
+			seen[n.Pool] = true
+			candidates = append(candidates, n)
+		}
+	}
+	asksDRA := len(p.claims) > 0 || len(p.shared) > 0
+	switch {
+	case asksDRA && len(dra) == 0:
+		reasons = append(reasons, "no pool is on DRA")
+	case asksDRA && len(candidates) == 0:
+		reasons = append(reasons, w.placementReason(p, dra))
+	}
+	for r := range p.requests {
+		if _, mapped := w.extended[r]; mapped {
+			continue
+		}
+		served := false
+		for _, n := range w.Nodes {
+			if _, ok := n.alloc[r]; ok && p.placeable(n) {
+				served = true
+			}
+		}
+		if !served {
+			reasons = append(reasons, fmt.Sprintf("still requests %s, which no node it may run on advertises", r))
+		}
+	}
+	if len(candidates) == 0 || !asksDRA || len(p.problems) > 0 {
+		return orDefault(reasons, "fewer pods fit: the nodes are full")
+	}
+	all := append(slicesClone(p.claims), sharedClaims(p.shared)...)
+	matched := true
+	for _, c := range all {
+		for _, r := range c.Spec.Devices.Requests {
+			if w.classes[requestClass(r)] == nil {
+				continue
+			}
+			if !w.anyFits(ctx, candidates, []*resourceapi.ResourceClaim{single(c, r, 1)}) {
+				matched = false
+				reasons = append(reasons, fmt.Sprintf("no device matches the selector of request %s (class %s): %s", r.Name, requestClass(r), quoteSelectors(r, w.classes[requestClass(r)])))
+			} else if !w.anyFits(ctx, candidates, []*resourceapi.ResourceClaim{single(c, r, 0)}) {
+				matched = false
+				reasons = append(reasons, fmt.Sprintf("request %s asks %d devices of class %s, more than any node it may run on has", r.Name, requestCount(r.Exactly.AllocationMode, r.Exactly.Count), requestClass(r)))
+			}
+		}
+	}
+	if matched {
+		for _, c := range all {
+			if len(c.Spec.Devices.Constraints) == 0 {
+				continue
+			}
+			loose := c.DeepCopy()
+			loose.Spec.Devices.Constraints = nil
+			if !w.anyFits(ctx, candidates, []*resourceapi.ResourceClaim{c}) && w.anyFits(ctx, candidates, []*resourceapi.ResourceClaim{loose}) {
+				for _, k := range c.Spec.Devices.Constraints {
+					if k.MatchAttribute != nil {
+						reasons = append(reasons, fmt.Sprintf("the matchAttribute %s constraint (requests %s) cannot be met on any node", *k.MatchAttribute, strings.Join(k.Requests, ", ")))
+					}
+				}
+			}
+		}
+	}
+	if asked := int64(p.devices); beforeDevices > 0 && asked > beforeDevices {
+		reasons = append(reasons, fmt.Sprintf("a pod's claims ask %d devices where the device-plugin pod asked %d (its effective request)", asked, beforeDevices))
+	}
+	if len(reasons) == 0 && w.anyFits(ctx, candidates, all) {
+		reasons = append(reasons, fmt.Sprintf("fewer pods fit: the DRA nodes are full (%d devices per pod)", p.devices))
+	}
+	return orDefault(reasons, "no DRA node can allocate the pod's claims")
+}
+
+func orDefault(l []string, d string) []string {
+	if len(l) == 0 {
+		return []string{d}
+	}
+	return l
+}
+
+func appendOnce(l []string, s string) []string {
+	if containsString(l, s) {
+		return l
+	}
+	return append(l, s)
+}
+
+func sharedClaims(s []sharedClaim) []*resourceapi.ResourceClaim {
+	var out []*resourceapi.ResourceClaim
+	for _, c := range s {
+		out = append(out, c.claim)
+	}
+	return out
+}
+
+func requestClass(r resourceapi.DeviceRequest) string {
+	if r.Exactly != nil {
+		return r.Exactly.DeviceClassName
+	}
+	if len(r.FirstAvailable) > 0 {
+		return r.FirstAvailable[0].DeviceClassName
+	}
+	return ""
+}
+
+// single is a claim of one request of c; count > 0 overrides the count.
+func single(c *resourceapi.ResourceClaim, r resourceapi.DeviceRequest, count int64) *resourceapi.ResourceClaim {
+	s := c.DeepCopy()
+	s.UID += "-probe"
+	r = *r.DeepCopy()
+	if count > 0 {
+		if r.Exactly != nil {
+			r.Exactly.AllocationMode, r.Exactly.Count = resourceapi.DeviceAllocationModeExactCount, count
+		}
+		for i := range r.FirstAvailable {
+			r.FirstAvailable[i].AllocationMode, r.FirstAvailable[i].Count = resourceapi.DeviceAllocationModeExactCount, count
+		}
+	}
+	s.Spec.Devices = resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{r}}
+	return s
+}
+
+// anyFits reports whether the claims can be allocated on one of the nodes
+// when nothing is allocated there.
+func (w *World) anyFits(ctx context.Context, nodes []*Node, claims []*resourceapi.ResourceClaim) bool {
+	need := 0
+	for _, c := range claims {
+		need += claimDevices(c)
+	}
+	for _, n := range nodes {
+		if !n.shareable && need > n.devices || !w.enough(ctx, n, claims, false) {
+			continue
+		}
+		a, err := w.allocatorFor(ctx, n)
+		if err != nil {
+			continue
+		}
+		if res, err := a.Allocate(ctx, n.obj, claims); err == nil && res != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// allocatorFor is n's allocator with nothing allocated.
+func (w *World) allocatorFor(ctx context.Context, n *Node) (structured.Allocator, error) {
+	return w.allocator(ctx, &Node{state: newState(), slices: n.slices})
+}
+
+func quoteSelectors(r resourceapi.DeviceRequest, class *resourceapi.DeviceClass) string {
+	var sel []resourceapi.DeviceSelector
+	if r.Exactly != nil {
+		sel = r.Exactly.Selectors
+	} else if len(r.FirstAvailable) > 0 {
+		sel = r.FirstAvailable[0].Selectors
+	}
+	var out []string
+	for _, s := range sel {
+		if s.CEL != nil {
+			out = append(out, "`"+s.CEL.Expression+"`")
+		}
+	}
+	if len(out) == 0 && class != nil {
+		for _, s := range class.Spec.Selectors {
+			if s.CEL != nil {
+				out = append(out, "`"+s.CEL.Expression+"` (the class's selector)")
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "no selector: no device of the class on the nodes it may run on"
+	}
+	return strings.Join(out, " && ")
+}
+
+// placementReason says why no DRA node takes the pod.
+func (w *World) placementReason(p *pod, dra []*Node) string {
+	for _, n := range dra {
+		if ok, err := p.affinity.Match(n.obj); err == nil && ok {
+			t, _ := corev1helpers.FindMatchingUntoleratedTaint(logger, n.obj.Spec.Taints, p.tol, func(t *corev1.Taint) bool {
+				return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+			}, false)
+			return fmt.Sprintf("the pod does not tolerate the taint %s of the DRA nodes", t.ToString())
+		}
+	}
+	var terms []string
+	for k, v := range p.tpl.Spec.NodeSelector {
+		terms = append(terms, k+"="+v)
+	}
+	sort.Strings(terms)
+	if a := p.tpl.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms = append(terms, "required node affinity")
+	}
+	return fmt.Sprintf("node affinity excludes every DRA node (%s)", strings.Join(terms, ", "))
+}
+
+// enough reports whether n has, for every exact request of the claims,
+// at least as many matching devices as it asks (free ones when free is
+// set). It is a necessary condition the allocator's search would find
+// only after trying every combination; shareable devices are never
+// counted out.
+func (w *World) enough(ctx context.Context, n *Node, claims []*resourceapi.ResourceClaim, free bool) bool {
+	for _, c := range claims {
+		for _, r := range c.Spec.Devices.Requests {
+			e := r.Exactly
+			if e == nil || e.AllocationMode != resourceapi.DeviceAllocationModeExactCount {
+				continue
+			}
+			ids, ok := w.matching(ctx, n, e)
+			if !ok {
+				continue
+			}
+			have := int64(len(ids))
+			if free && !n.shareable {
+				for _, id := range ids {
+					if n.state.AllocatedDevices.Has(id) {
+						have--
+					}
+				}
+			}
+			if e.Count > have {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// matching lists the devices of n the request's class and selectors
+// match, cached per node; ok is false when a selector cannot be
+// evaluated here (the allocator then decides).
+func (w *World) matching(ctx context.Context, n *Node, e *resourceapi.ExactDeviceRequest) ([]structured.DeviceID, bool) {
+	class := w.classes[e.DeviceClassName]
+	if class == nil {
+		return nil, false
+	}
+	var exprs []string
+	for _, s := range append(slicesClone(class.Spec.Selectors), e.Selectors...) {
+		if s.CEL != nil {
+			exprs = append(exprs, s.CEL.Expression)
+		}
+	}
+	key := e.DeviceClassName + "\x00" + strings.Join(exprs, "\x00")
+	if ids, ok := n.match[key]; ok {
+		return ids, ids != nil
+	}
+	if n.match == nil {
+		n.match = map[string][]structured.DeviceID{}
+	}
+	ids := []structured.DeviceID{}
+	for _, sl := range n.slices {
+		idx, ok := w.matchSlice(ctx, sl, key, exprs)
+		if !ok {
+			n.match[key] = nil
+			return nil, false
+		}
+		for _, i := range idx {
+			ids = append(ids, structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, sl.Spec.Devices[i].Name))
+		}
+	}
+	n.match[key] = ids
+	return ids, true
+}
+
+// sliceKey identifies a device list shared by the nodes of a pool.
+type sliceKey struct {
+	first *resourceapi.Device
+	n     int
+	key   string
+}
+
+// matchSlice returns the indices of the devices of sl all exprs match,
+// computed once per device list (the nodes of a pool share theirs).
+func (w *World) matchSlice(ctx context.Context, sl *resourceapi.ResourceSlice, key string, exprs []string) ([]int, bool) {
+	if len(sl.Spec.Devices) == 0 {
+		return nil, true
+	}
+	k := sliceKey{first: &sl.Spec.Devices[0], n: len(sl.Spec.Devices), key: sl.Spec.Driver + "\x00" + key}
+	if idx, ok := w.matches[k]; ok {
+		return idx, idx != nil
+	}
+	var idx []int
+	for i, d := range sl.Spec.Devices {
+		ok := true
+		for _, x := range exprs {
+			cr := w.cache.GetOrCompile(x)
+			if cr.Error != nil {
+				w.matches[k] = nil
+				return nil, false
+			}
+			m, _, err := cr.DeviceMatches(ctx, dracel.Device{Driver: sl.Spec.Driver, AllowMultipleAllocations: d.AllowMultipleAllocations, Attributes: d.Attributes, Capacity: d.Capacity})
+			if err != nil || !m {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			idx = append(idx, i)
+		}
+	}
+	if idx == nil {
+		idx = []int{}
+	}
+	w.matches[k] = idx
+	return idx, true
+}

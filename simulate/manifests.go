@@ -1,0 +1,215 @@
+package simulate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+)
+
+// Template is one pod template of a workload, with the number of pods it
+// makes.
+type Template struct {
+	File            string `json:"file"`
+	Line            int    `json:"line"`
+	APIVersion      string `json:"-"`
+	Kind            string `json:"kind"`
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	PodTemplatePath string `json:"podTemplatePath"`
+	// Pods is replicas (times parallelism for nested jobs); DaemonSet
+	// means one pod per node its placement allows.
+	Pods      int  `json:"pods"`
+	DaemonSet bool `json:"-"`
+	Spec      *corev1.PodSpec
+	// Key identifies the template across the before and after manifests:
+	// kind, namespace, name, path and the occurrence of that identity.
+	Key string `json:"-"`
+}
+
+// Manifests are the objects simulate needs from a set of documents.
+type Manifests struct {
+	Templates      []*Template
+	ClaimTemplates map[string]*resourceapi.ResourceClaimTemplate
+	Claims         map[string]*resourceapi.ResourceClaim
+	Classes        []*resourceapi.DeviceClass
+	// Errors are documents that could not be decoded, with file:line.
+	Errors []error
+}
+
+func nsName(ns, name string) string {
+	if ns == "" {
+		ns = "default"
+	}
+	return ns + "/" + name
+}
+
+// Collect reads the pod templates that ask for devices (extended
+// resources or resource claims) and the DRA objects of docs. file names
+// documents whose Origin has no path.
+func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
+	m := &Manifests{ClaimTemplates: map[string]*resourceapi.ResourceClaimTemplate{}, Claims: map[string]*resourceapi.ResourceClaim{}}
+	seen := map[string]int{}
+	for _, d := range docs {
+		if d == nil || d.Node == nil {
+			continue
+		}
+		kind, api := d.Node.GetKind(), d.Node.GetApiVersion()
+		if strings.HasPrefix(api, "resource.k8s.io/") {
+			m.draObject(d, kind, api)
+			continue
+		}
+		for _, ps := range detect.PodSpecs(d, opts) {
+			if ps.Generic {
+				continue
+			}
+			var spec corev1.PodSpec
+			data, err := ps.Node.MarshalJSON()
+			if err == nil {
+				err = json.Unmarshal(data, &spec)
+			}
+			if err != nil {
+				m.Errors = append(m.Errors, &Error{File: d.Origin.Path, Line: ps.Node.YNode().Line, Msg: fmt.Sprintf("%s %s: pod template %s: %v", kind, d.Node.GetName(), ps.Path, err)})
+				continue
+			}
+			if !asksDevices(&spec) {
+				continue
+			}
+			t := &Template{File: d.Origin.Path, Line: d.Origin.Line, APIVersion: api, Kind: kind, Namespace: d.Node.GetNamespace(),
+				Name: d.Node.GetName(), PodTemplatePath: ps.Path, Spec: &spec, DaemonSet: kind == "DaemonSet"}
+			if t.Line == 0 {
+				t.Line = d.Node.YNode().Line
+			}
+			t.Pods = replicas(d.Node, ps.Path)
+			id := strings.Join([]string{kind, t.Namespace, t.Name, ps.Path}, "|")
+			t.Key = id + "|" + strconv.Itoa(seen[id])
+			seen[id]++
+			m.Templates = append(m.Templates, t)
+		}
+	}
+	return m
+}
+
+func (m *Manifests) draObject(d *inventory.Document, kind, api string) {
+	switch kind {
+	case "ResourceClaimTemplate", "ResourceClaim", "DeviceClass":
+	default:
+		return
+	}
+	if api != "resource.k8s.io/v1" && api != "resource.k8s.io/v1beta2" {
+		m.Errors = append(m.Errors, &Error{File: d.Origin.Path, Line: d.Origin.Line, Msg: fmt.Sprintf("%s %s: %s is not simulated (resource.k8s.io/v1 and v1beta2 are)", kind, d.Node.GetName(), api)})
+		return
+	}
+	data, err := d.Node.MarshalJSON()
+	if err != nil {
+		m.Errors = append(m.Errors, &Error{File: d.Origin.Path, Line: d.Origin.Line, Msg: err.Error()})
+		return
+	}
+	var obj interface{ GetName() string }
+	switch kind {
+	case "ResourceClaimTemplate":
+		o := &resourceapi.ResourceClaimTemplate{}
+		if err = json.Unmarshal(data, o); err == nil {
+			m.ClaimTemplates[nsName(o.Namespace, o.Name)] = o
+		}
+		obj = o
+	case "ResourceClaim":
+		o := &resourceapi.ResourceClaim{}
+		if err = json.Unmarshal(data, o); err == nil {
+			m.Claims[nsName(o.Namespace, o.Name)] = o
+		}
+		obj = o
+	case "DeviceClass":
+		o := &resourceapi.DeviceClass{}
+		if err = json.Unmarshal(data, o); err == nil {
+			m.Classes = append(m.Classes, o)
+		}
+		obj = o
+	}
+	if err != nil {
+		m.Errors = append(m.Errors, &Error{File: d.Origin.Path, Line: d.Origin.Line, Msg: fmt.Sprintf("%s %s: %v", kind, obj.GetName(), err)})
+	}
+}
+
+// asksDevices reports whether a pod spec requests an extended resource or
+// references a resource claim.
+func asksDevices(spec *corev1.PodSpec) bool {
+	if len(spec.ResourceClaims) > 0 {
+		return true
+	}
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range list {
+			for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+				for r := range rl {
+					if detect.IsExtendedResource(string(r)) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// replicas is the number of pods a pod template makes: the replicas (or
+// parallelism) of each map that holds a template on the way to it.
+func replicas(doc *yaml.RNode, path string) int {
+	segs := splitPath(path)
+	n := 1
+	for len(segs) >= 2 && segs[len(segs)-2] == "template" && segs[len(segs)-1] == "spec" {
+		segs = segs[:len(segs)-2]
+		holder, err := doc.Pipe(yaml.Lookup(segs...))
+		if err != nil || holder == nil {
+			break
+		}
+		for _, f := range []string{"replicas", "parallelism"} {
+			if v := holder.Field(f); v != nil && v.Value != nil {
+				if k, err := strconv.Atoi(v.Value.YNode().Value); err == nil && k >= 0 {
+					n *= k
+					break
+				}
+			}
+		}
+	}
+	return n
+}
+
+// splitPath splits a kyaml field path on dots outside [...].
+func splitPath(p string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range p {
+		switch r {
+		case '[':
+			if depth == 0 && i > start {
+				out = append(out, p[start:i])
+				start = i
+			}
+			depth++
+		case ']':
+			depth--
+		case '.':
+			if depth == 0 {
+				if i > start {
+					out = append(out, p[start:i])
+				}
+				start = i + 1
+			}
+		}
+	}
+	if start < len(p) {
+		out = append(out, p[start:])
+	}
+	return out
+}
+
+// quantity parses a count written as a quantity.
+func quantity(q resource.Quantity) int64 { return q.Value() }

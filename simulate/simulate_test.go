@@ -1,0 +1,238 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/rules"
+)
+
+func manifests(t *testing.T, text string) *Manifests {
+	t.Helper()
+	nodes, err := kio.FromBytes([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []*inventory.Document
+	for i, n := range nodes {
+		docs = append(docs, &inventory.Document{Node: n, Origin: inventory.Origin{Path: "m.yaml", Index: i, Line: n.YNode().Line}})
+	}
+	m := Collect(docs, detect.Options{})
+	if len(m.Errors) > 0 {
+		t.Fatal(errors.Join(m.Errors...))
+	}
+	return m
+}
+
+const classesYAML = `
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]
+  extendedResourceName: nvidia.com/gpu
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: mig.nvidia.com}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: neuron.aws.com}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'neuron.aws.com'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: efa.networking.k8s.aws}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'dra.net' && device.attributes['dra.net'].pciDevice == 'Elastic Fabric Adapter (EFA)'"}}]
+`
+
+func run(t *testing.T, fleet, before, after string, target rules.Version) *Result {
+	t.Helper()
+	inv, err := ParseInventory("fleet.yaml", []byte(fleet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dcs := manifests(t, classesYAML).Classes
+	bw, aw := Worlds(inv, target, dcs, dcs)
+	r, err := Run(context.Background(), bw, aw, manifests(t, before), manifests(t, after))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func fleet(pools string) string {
+	return "apiVersion: kubedra.io/v1alpha1\nkind: NodeInventory\npools:\n" + pools
+}
+
+// pod is a Deployment of n replicas with the given pod spec lines.
+func deploy(name string, n int, spec string) string {
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name + "}\nspec:\n  replicas: " + itoa(n) + "\n  template:\n    spec:\n" + indent(spec, 6) + "\n"
+}
+
+func itoa(n int) string {
+	return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+n/10%10)) + string(rune('0'+n%10)))
+}
+
+func indent(s string, n int) string {
+	lines := strings.Split(strings.Trim(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = strings.Repeat(" ", n) + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func rct(name, body string) string {
+	return "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: " + name + "}\nspec:\n  spec:\n    devices:\n" + indent(body, 6) + "\n"
+}
+
+var v134, v136 = rules.Version{Major: 1, Minor: 34}, rules.Version{Major: 1, Minor: 36}
+
+func TestScenarios(t *testing.T) {
+	claimPod := func(tpl string) string {
+		return "containers:\n- name: c\n  image: x\n  resources: {claims: [{name: d}]}\nresourceClaims: [{name: d, resourceClaimTemplateName: " + tpl + "}]"
+	}
+	for _, tc := range []struct {
+		name          string
+		fleet         string
+		before, after string
+		target        rules.Version
+		// want: pods placed before and after, verdict, a reason substring.
+		beforePods, afterPods int
+		verdict               string
+		reason                string
+	}{{
+		name:       "8-GPU pods on p5",
+		fleet:      "- {name: train, shape: p5.48xlarge, count: 3}\n",
+		before:     deploy("t", 4, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 8}}"),
+		after:      deploy("t", 4, claimPod("gpus")) + rct("gpus", "requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}]"),
+		beforePods: 3, afterPods: 3, verdict: NeverFit,
+	}, {
+		name:   "Neuron and EFA under one matchAttribute",
+		fleet:  "- {name: trn, shape: trn2.48xlarge, count: 2}\n",
+		before: deploy("n", 2, "containers:\n- name: c\n  image: x\n  resources: {limits: {aws.amazon.com/neuron: 16, vpc.amazonaws.com/efa: 16}}"),
+		after: deploy("n", 2, claimPod("ne")) + rct("ne", `requests:
+- {name: neuron, exactly: {deviceClassName: neuron.aws.com, count: 16}}
+- {name: efa, exactly: {deviceClassName: efa.networking.k8s.aws, count: 16}}
+constraints: [{requests: [neuron, efa], matchAttribute: resource.aws.com/devicegroup16_id}]`),
+		beforePods: 2, afterPods: 2, verdict: Same,
+	}, {
+		name:   "matchAttribute that cannot be met",
+		fleet:  "- {name: trn, shape: trn1.32xlarge, count: 1}\n",
+		before: deploy("n", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {aws.amazon.com/neuron: 4, vpc.amazonaws.com/efa: 4}}"),
+		after: deploy("n", 1, claimPod("ne")) + rct("ne", `requests:
+- {name: neuron, exactly: {deviceClassName: neuron.aws.com, count: 4}}
+- {name: efa, exactly: {deviceClassName: efa.networking.k8s.aws, count: 4}}
+constraints: [{requests: [neuron, efa], matchAttribute: resource.aws.com/devicegroup4_id}]`),
+		beforePods: 1, afterPods: 0, verdict: Worse, reason: "matchAttribute resource.aws.com/devicegroup4_id constraint (requests neuron, efa) cannot be met",
+	}, {
+		name:       "MIG profiles",
+		fleet:      "- {name: mig, shape: p5.48xlarge, count: 1, mig: all-1g.10gb}\n",
+		before:     deploy("m", 60, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/mig-1g.10gb: 1}}"),
+		after:      deploy("m", 60, claimPod("mig")) + rct("mig", `requests: [{name: g, exactly: {deviceClassName: mig.nvidia.com, selectors: [{cel: {expression: 'device.attributes["gpu.nvidia.com"].profile == "1g.10gb"'}}]}}]`),
+		beforePods: 56, afterPods: 56, verdict: NeverFit,
+	}, {
+		name:       "selector that matches nothing",
+		fleet:      "- {name: train, shape: p5.48xlarge, count: 1}\n",
+		before:     deploy("s", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 1}}"),
+		after:      deploy("s", 1, claimPod("g")) + rct("g", `requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, selectors: [{cel: {expression: 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-80GB"'}}]}}]`),
+		beforePods: 1, afterPods: 0, verdict: Worse, reason: "no device matches the selector of request gpu (class gpu.nvidia.com): `device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA A100-SXM4-80GB\"`",
+	}, {
+		name:   "claim of more than 32 devices",
+		fleet:  "- {name: train, shape: p5.48xlarge, count: 1}\n",
+		before: deploy("b", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32}}"),
+		after: deploy("b", 1, claimPod("ge")) + rct("ge", `requests:
+- {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}
+- {name: efa, exactly: {deviceClassName: efa.networking.k8s.aws, count: 32}}`),
+		beforePods: 1, afterPods: 0, verdict: Worse, reason: "asks 40 devices, more than the 32 a claim may hold",
+	}, {
+		name:  "init container larger than the app containers",
+		fleet: "- {name: train, shape: p5.48xlarge, count: 2}\n",
+		// Effective request max(8, 1) = 8: one pod per node.
+		before: deploy("i", 3, "initContainers:\n- name: warm\n  image: x\n  resources: {limits: {nvidia.com/gpu: 8}}\ncontainers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 1}}"),
+		// Migrated with one claim of 9 devices: the init container's and the app's.
+		after:      deploy("i", 3, claimPod("g")) + rct("g", `requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 9}}]`),
+		beforePods: 2, afterPods: 0, verdict: Worse, reason: "a pod's claims ask 9 devices where the device-plugin pod asked 8",
+	}, {
+		name:   "a toleration that only the plugin nodes need",
+		fleet:  "- {name: infer, shape: g5.12xlarge, count: 2, taints: [{key: nvidia.com/gpu, effect: NoSchedule}]}\n",
+		before: deploy("t", 8, "tolerations: [{key: nvidia.com/gpu, operator: Exists}]\ncontainers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 1}}"),
+		// migrate keeps the toleration; without it the tainted DRA nodes refuse the pod.
+		after:      deploy("t", 8, claimPod("g")) + rct("g", `requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com}}]`),
+		beforePods: 8, afterPods: 0, verdict: Worse, reason: "does not tolerate the taint nvidia.com/gpu:NoSchedule of the DRA nodes",
+	}, {
+		name:       "class does not exist",
+		fleet:      "- {name: train, shape: p5.48xlarge, count: 1}\n",
+		before:     deploy("c", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 1}}"),
+		after:      deploy("c", 1, claimPod("g")) + rct("g", `requests: [{name: g, exactly: {deviceClassName: h100.example.com}}]`),
+		beforePods: 1, afterPods: 0, verdict: Worse, reason: "DeviceClass h100.example.com does not exist",
+	}, {
+		name:       "pool still on the device plugin",
+		fleet:      "- {name: train, shape: p5.48xlarge, count: 1, mode: plugin}\n- {name: other, shape: g5.xlarge, count: 1}\n",
+		before:     deploy("p", 1, "nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\ncontainers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 2}}"),
+		after:      deploy("p", 1, "nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n"+claimPod("g")) + rct("g", `requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}]`),
+		beforePods: 1, afterPods: 0, verdict: Worse, reason: "pool train is still on the device plugin",
+	}, {
+		name:       "node affinity excludes every DRA node",
+		fleet:      "- {name: train, shape: p5.48xlarge, count: 1, mode: plugin}\n- {name: other, shape: g5.xlarge, count: 1}\n",
+		before:     deploy("p", 1, "nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\ncontainers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 2}}"),
+		after:      deploy("p", 1, "nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n"+claimPod("g")) + rct("g", `requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}]`),
+		beforePods: 1, afterPods: 0, verdict: Worse, reason: "node affinity excludes every DRA node (node.kubernetes.io/instance-type=p5.48xlarge)",
+	}, {
+		name:   "unmigrated request served by DRAExtendedResource on 1.36",
+		fleet:  "- {name: train, shape: p5.48xlarge, count: 1}\n",
+		before: deploy("e", 2, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 4}}"),
+		after:  deploy("e", 2, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 4}}"),
+		target: v136, beforePods: 2, afterPods: 2, verdict: Same,
+	}, {
+		name:       "unmigrated request on 1.34 DRA nodes",
+		fleet:      "- {name: train, shape: p5.48xlarge, count: 1}\n",
+		before:     deploy("e", 2, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 4}}"),
+		after:      deploy("e", 2, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 4}}"),
+		beforePods: 2, afterPods: 0, verdict: Worse, reason: "still requests nvidia.com/gpu",
+	}, {
+		name:   "time-slicing becomes consumable shares on 1.36",
+		fleet:  "- {name: ts, shape: g5.xlarge, count: 1, timeSlicing: 4}\n",
+		before: deploy("s", 4, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 1}}"),
+		after:  deploy("s", 4, claimPod("g")) + rct("g", `requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com}}]`),
+		target: v136, beforePods: 4, afterPods: 4, verdict: Same,
+	}, {
+		name:       "time-slicing without consumable capacity (1.34)",
+		fleet:      "- {name: ts, shape: g5.xlarge, count: 1, timeSlicing: 4}\n",
+		before:     deploy("s", 4, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 1}}"),
+		after:      deploy("s", 4, claimPod("g")) + rct("g", `requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com}}]`),
+		beforePods: 4, afterPods: 1, verdict: Worse, reason: "the DRA nodes are full",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := tc.target
+			if target == (rules.Version{}) {
+				target = v134
+			}
+			r := run(t, fleet(tc.fleet), tc.before, tc.after, target)
+			if len(r.Workloads) != 1 {
+				t.Fatalf("workloads = %d, want 1", len(r.Workloads))
+			}
+			w := r.Workloads[0]
+			if w.Before.Pods != tc.beforePods || w.After.Pods != tc.afterPods || w.Verdict != tc.verdict {
+				t.Errorf("before %d, after %d, verdict %s; want %d, %d, %s (reasons %q)", w.Before.Pods, w.After.Pods, w.Verdict, tc.beforePods, tc.afterPods, tc.verdict, w.After.Reasons)
+			}
+			if tc.reason != "" && !strings.Contains(strings.Join(w.After.Reasons, "\n"), tc.reason) {
+				t.Errorf("reasons %q do not say %q", w.After.Reasons, tc.reason)
+			}
+			if tc.verdict != Worse && len(w.After.Reasons) > 0 {
+				t.Errorf("reasons %q for verdict %s", w.After.Reasons, w.Verdict)
+			}
+		})
+	}
+}
