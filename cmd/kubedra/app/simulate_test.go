@@ -35,8 +35,31 @@ spec:
       - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32}}}
 `
 
+// simEFAAfter is simEFA migrated by hand into one claim of 40 devices,
+// which no allocator accepts.
+const simEFAAfter = `apiVersion: batch/v1
+kind: Job
+metadata: {name: big}
+spec:
+  template:
+    spec:
+      resourceClaims: [{name: all, resourceClaimTemplateName: big-all}]
+      containers:
+      - {name: c, image: x, resources: {claims: [{name: all}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: big-all}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}
+      - {name: efa, exactly: {deviceClassName: efa.networking.k8s.aws, count: 32}}
+`
+
 func TestSimulateExitCodes(t *testing.T) {
-	dir := app.WriteFiles(t, t.TempDir(), map[string]string{"fleet.yaml": simFleet, "gpu.yaml": simGPU, "efa.yaml": simEFA,
+	dir := app.WriteFiles(t, t.TempDir(), map[string]string{"fleet.yaml": simFleet, "gpu.yaml": simGPU, "efa.yaml": simEFA, "efa-after.yaml": simEFAAfter,
 		"empty.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", "bad.yaml": "kind: [\n",
 		"badfleet.yaml": strings.Replace(simFleet, "count: 2", "count: 2, gpus: 8", 1)})
 	env := map[string]string{"NO_COLOR": "1", "KUBEDRA_CONFIG": "none"}
@@ -48,7 +71,8 @@ func TestSimulateExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"same", []string{"simulate", "--nodes", "fleet.yaml", "gpu.yaml"}, 0, "same", ""},
-		{"worse", []string{"simulate", "--nodes", "fleet.yaml", "efa.yaml"}, 2, "asks 40 devices, more than the 32", ""},
+		{"worse", []string{"simulate", "--nodes", "fleet.yaml", "--after", "efa-after.yaml", "efa.yaml"}, 2, "asks 40 devices, more than the 32", ""},
+		{"migrated in memory", []string{"simulate", "--nodes", "fleet.yaml", "efa.yaml"}, 0, "same", ""},
 		{"bad manifest, the rest simulated", []string{"simulate", "--nodes", "fleet.yaml", "bad.yaml", "gpu.yaml"}, 1, "same", "bad.yaml"},
 		{"bad inventory", []string{"simulate", "--nodes", "badfleet.yaml", "gpu.yaml"}, 1, "", "badfleet.yaml:4: unknown key \"gpus\""},
 		{"markdown", []string{"simulate", "--nodes", "fleet.yaml", "-o", "md", "gpu.yaml"}, 0, "| Workload |", ""},

@@ -100,19 +100,38 @@ func scenarios() []scenario {
 		manifests: deployment("picky", 1, "nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"+container("nvidia.com/gpu: 1")),
 		verdict:   "worse", reason: "no device matches the selector",
 	}, {
+		// A hand migration that puts all 40 devices in one claim: the
+		// allocator refuses it.
 		name:      "a claim of more than 32 devices",
 		fleet:     inventory("- {name: train, shape: p5.48xlarge, count: 1}\n"),
 		manifests: deployment("allnic", 1, container("nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32")),
-		verdict:   "worse", reason: "more than the 32 a claim may hold",
+		after: deployment("allnic", 1, "containers:\n- name: main\n  image: registry.invalid/app:1\n  resources: {claims: [{name: all}]}\nresourceClaims: [{name: all, resourceClaimTemplateName: allnic-all}]") + `---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: allnic-all}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}
+      - {name: efa, exactly: {deviceClassName: efa.networking.k8s.aws, count: 32}}
+`,
+		verdict: "worse", reason: "more than the 32 a claim may hold",
+	}, {
+		// What migrate makes of it: two claims, and the pod fits as before.
+		name:      "a pod of more than 32 devices, migrated",
+		fleet:     inventory("- {name: train, shape: p5.48xlarge, count: 1}\n"),
+		manifests: deployment("allnic", 1, container("nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32")),
+		verdict:   "same",
 	}, {
 		name:  "an init container larger than the app containers",
 		fleet: inventory("- {name: train, shape: p5.48xlarge, count: 2}\n"),
 		manifests: deployment("warm", 3, "initContainers:\n- name: warm\n  image: registry.invalid/warm:1\n  resources: {limits: {nvidia.com/gpu: 8}}\n"+
 			container("nvidia.com/gpu: 1")),
-		// migrate gives the init container its own 8 devices in the pod's
-		// claim (9 in all where the effective request is 8): issue 13
-		// item 2. When it is fixed this scenario becomes never-fit.
-		verdict: "worse", reason: "a pod's claims ask 9 devices where the device-plugin pod asked 8",
+		// The effective request is 8 (the init container reuses the app
+		// container's GPU and asks 7 more): two of three pods fit in both
+		// worlds.
+		verdict: "never-fit",
 	}, {
 		name:      "a toleration that only the plugin nodes need",
 		fleet:     inventory("- {name: infer, shape: g5.12xlarge, count: 2, taints: [{key: nvidia.com/gpu, effect: NoSchedule}]}\n"),
