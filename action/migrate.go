@@ -54,6 +54,9 @@ type MigrateResult struct {
 	Diagnostics inventory.Diagnostics
 	// Workloads are the choices of --strategy auto, with the reason.
 	Workloads []plan.WorkloadChoice
+	// Upgraded counts documents written for an earlier DRA that were
+	// rewritten to resource.k8s.io/v1 (or removed: classic parameters).
+	Upgraded int
 	// Migrated counts workloads rewritten, Added the objects made
 	// (ResourceClaimTemplates, shared ResourceClaims, DeviceClasses),
 	// Changed the files changed or created, Failed the inputs that could
@@ -101,6 +104,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		return nil, err
 	}
 	m := &migration{in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
+		target: popts.Target, params: plan.Parameters{},
 		res: &MigrateResult{Diagnostics: inventory.Diagnostics{}}, prepared: map[*files.File]*prepared{},
 		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
 	if opts.PlanOnly {
@@ -113,6 +117,9 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		return m.done(), nil
 	}
 	if err := m.reserveExisting(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.collectParameters(ctx); err != nil {
 		return nil, err
 	}
 	// More readers than cores: a reader waiting for its turn to be written
@@ -156,6 +163,9 @@ type migration struct {
 	claims map[string][]*yaml.RNode // claims file -> new objects
 	kustom map[string][]string      // kustomization -> claims files to list
 	sides  []string                 // claims files and kustomizations, in order
+	// target and params steer the DRA upgrade (upgrade.go).
+	target rules.Version
+	params plan.Parameters
 }
 
 // prepared is the order-free work on one batch, done on the goroutine that
@@ -164,7 +174,8 @@ type prepared struct {
 	findings []inventory.Finding
 	diags    inventory.Diagnostics
 	existing []inventory.ObjectRef
-	classes  []*inventory.Document // DeviceClasses already in the stream
+	classes  []*inventory.Document  // DeviceClasses already in the stream
+	dra      []inventory.DRAFinding // DRA written for earlier releases
 }
 
 func (m *migration) prepare(f *files.File) {
@@ -183,6 +194,7 @@ func (m *migration) prepare(f *files.File) {
 			}
 		}
 		p.findings = append(p.findings, detect.Document(d, m.dopts)...)
+		p.dra = append(p.dra, detect.DRA(d, m.dopts)...)
 	}
 	m.mu.Lock()
 	m.prepared[f] = p
@@ -240,6 +252,7 @@ type fileState struct {
 	kustomization string
 	claims        []*yaml.RNode
 	migrated      int
+	upgraded      int
 	added         int
 	lastNew       []byte // Stream: the New text of the last batch (the stream's end)
 	classes       []*inventory.Document
@@ -297,6 +310,7 @@ func (m *migration) file(f *files.File) error {
 				st.added += len(dp.Objects)
 			}
 		}
+		fp = m.upgrade(st, f.Path, p.dra, fp)
 	}
 	if f.Last {
 		m.cur = nil
@@ -442,6 +456,7 @@ func (m *migration) end(st *fileState) {
 	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
+	res.Upgraded += st.upgraded
 	res.Added += st.added
 	if res.Plan != nil {
 		res.Plan.Files = append(res.Plan.Files, st.plans...)
@@ -597,7 +612,11 @@ func (m *migration) documents() {
 			}
 		}
 	}
+	removed := m.upgradeDocuments(docs, p.dra)
 	for _, d := range docs {
+		if removed[d.Origin.Index] {
+			continue
+		}
 		res.Documents = append(res.Documents, d.Node)
 		res.Documents = append(res.Documents, after[d.Node.YNode()]...)
 	}

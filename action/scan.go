@@ -51,12 +51,14 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	iopts := plan.ItemOptions{Rules: rules.Options{Target: opts.Target}, Ignore: opts.Ignore}
 	if in.Documents != nil {
 		items := plan.Items(detect.Documents(in.Documents, dopts), set, iopts)
+		items = withUpgrades(items, detect.DRADocuments(in.Documents, dopts), opts)
 		return &ScanResult{Report: plan.NewReport(items, nil, 0, len(in.Documents))}, nil
 	}
 
 	var (
 		mu        sync.Mutex
 		findings  []inventory.Finding
+		dras      []inventory.DRAFinding
 		diags     inventory.Diagnostics
 		nFiles    int
 		documents int
@@ -64,13 +66,15 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	)
 	fopts := files.Options{Dir: in.Dir, Batch: 256}
 	if !opts.Strict {
-		fopts.Filter = detect.MayRequest
+		fopts.Filter = func(doc []byte) bool { return detect.MayRequest(doc) || detect.MayDRA(doc) }
 	}
 	err := files.Read(ctx, in.Paths, in.Stdin, fopts, func(f *files.File) error {
 		fs := detect.Documents(f.Docs, dopts)
+		ds := detect.DRADocuments(f.Docs, dopts)
 		mu.Lock()
 		defer mu.Unlock()
 		findings = append(findings, fs...)
+		dras = append(dras, ds...)
 		diags = append(diags, f.Diagnostics...)
 		documents += f.Documents
 		failed += f.ParseErrors
@@ -81,7 +85,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 			nFiles++
 		}
 		if opts.OnFile != nil {
-			opts.OnFile(len(fs))
+			opts.OnFile(len(fs) + len(ds))
 		}
 		return nil
 	})
@@ -91,7 +95,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	slices.SortStableFunc(diags, func(a, b inventory.Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
-	items := plan.Items(findings, set, iopts)
+	items := withUpgrades(plan.Items(findings, set, iopts), dras, opts)
 	if in.StdinName != "" {
 		for i := range items {
 			items[i].File = in.name(items[i].File)
@@ -102,4 +106,20 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		}
 	}
 	return &ScanResult{Report: plan.NewReport(items, diags, nFiles, documents), Diagnostics: diags, Failed: failed}, nil
+}
+
+// withUpgrades adds the findings about DRA written for earlier releases
+// (status dra-upgrade, or unmapped) to the device-plugin items, in order.
+func withUpgrades(items []plan.Item, dras []inventory.DRAFinding, opts ScanOptions) []plan.Item {
+	target := opts.Target
+	if target == (rules.Version{}) {
+		target = rules.DefaultTarget
+	}
+	ups := plan.UpgradeItems(dras, target, opts.Ignore)
+	if len(ups) == 0 {
+		return items
+	}
+	items = append(items, ups...)
+	plan.SortItems(items)
+	return items
 }
