@@ -64,6 +64,8 @@ type DRAFinding struct {
 	Gate  string `json:"gate,omitempty"`
 	Value string `json:"value,omitempty"`
 	Field string `json:"field,omitempty"`
+	// Ignore is the reason of a kubedra.io/ignore annotation on the object.
+	Ignore string `json:"-"`
 }
 
 // Object names the finding's object.

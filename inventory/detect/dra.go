@@ -61,6 +61,9 @@ func DRA(doc *inventory.Document, opts Options) []inventory.DRAFinding {
 	meta := get(root, "metadata")
 	base := inventory.DRAFinding{Origin: doc.Origin, APIVersion: scalar(get(root, "apiVersion")), Kind: scalar(get(root, "kind")),
 		Namespace: scalar(get(meta, "namespace")), Name: scalar(get(meta, "name"))}
+	if why := annotation(meta, IgnoreAnnotation); why != nil {
+		base.Ignore = *why
+	}
 	at := func(f inventory.DRAFinding, n *yaml.Node) inventory.DRAFinding {
 		if n != nil && n.Line > 0 {
 			f.Line, f.Column = n.Line, n.Column

@@ -56,7 +56,7 @@ func UpgradeItems(fs []inventory.DRAFinding, target rules.Version, ignore *Ignor
 			continue
 		}
 		fd := inventory.Finding{Origin: f.Origin, Line: f.Line, Column: f.Column, APIVersion: f.APIVersion, Kind: f.Kind,
-			Namespace: f.Namespace, Name: f.Name, Resource: u.From, PodTemplatePath: f.PodTemplatePath, ContainerIndex: -1}
+			Namespace: f.Namespace, Name: f.Name, Resource: u.From, PodTemplatePath: f.PodTemplatePath, ContainerIndex: -1, Ignore: f.Ignore}
 		d := rules.Decision{Status: status, Claim: -1, Reason: reason, Fix: fix, Upgrade: u}
 		items = append(items, Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: fd, Mapping: d, Status: status,
 			Ignored: ignore.Reason(fd), Group: Key(fd)})
@@ -144,14 +144,32 @@ type Upgrade struct {
 	APIVersion string `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
 	// Devices replaces a classic claim's resourceClassName and
 	// parametersRef (the claim spec's new devices field).
-	Devices *yaml.RNode `yaml:"devices,omitempty" json:"devices,omitempty"`
+	Devices *yaml.RNode `yaml:"-" json:"-"`
 	// DeviceClass is the spec of the DeviceClass a ResourceClass becomes.
-	DeviceClass *yaml.RNode `yaml:"deviceClass,omitempty" json:"deviceClass,omitempty"`
+	DeviceClass *yaml.RNode `yaml:"-" json:"-"`
 	// Remove, when set, replaces the document by this comment (parameters
 	// folded into claims, scheduling contexts).
 	Remove string `yaml:"remove,omitempty" json:"remove,omitempty"`
 	// Pods are the pod specs whose resourceClaims[].source entries move up.
 	Pods []string `yaml:"pods,omitempty" json:"pods,omitempty"`
+}
+
+// MarshalYAML prints the upgrade with its new devices and DeviceClass
+// spec as YAML (migrate --plan).
+func (u *Upgrade) MarshalYAML() (any, error) {
+	type plain Upgrade
+	out := struct {
+		plain       `yaml:",inline"`
+		Devices     *yaml.Node `yaml:"devices,omitempty"`
+		DeviceClass *yaml.Node `yaml:"deviceClassSpec,omitempty"`
+	}{plain: plain(*u)}
+	if u.Devices != nil {
+		out.Devices = u.Devices.YNode()
+	}
+	if u.DeviceClass != nil {
+		out.DeviceClass = u.DeviceClass.YNode()
+	}
+	return out, nil
 }
 
 // Upgrades plans migrate's edits of a batch's DRA findings for target:
@@ -178,6 +196,10 @@ func Upgrades(fs []inventory.DRAFinding, params Parameters, target rules.Version
 	for _, f := range fs {
 		judged, status, reason, fix := judge(f, target)
 		if judged == nil {
+			continue
+		}
+		if f.Ignore != "" {
+			diag(f, inventory.Info, "migrate/ignored", "left unchanged: ignored: "+f.Ignore, "")
 			continue
 		}
 		if status == rules.Unmapped {
