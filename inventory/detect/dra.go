@@ -112,25 +112,27 @@ func DRA(doc *inventory.Document, opts Options) []inventory.DRAFinding {
 		}
 		out = append(out, at(f, keyOf(root, "apiVersion")))
 	}
-	for _, ps := range PodSpecs(doc, opts) {
-		seq := get(ps.Node.YNode(), "resourceClaims")
-		if seq == nil || seq.Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, el := range seq.Content {
-			src := get(el, "source")
-			if src == nil {
+	gs, sources := gates(root, base, at)
+	if sources {
+		for _, ps := range PodSpecs(doc, opts) {
+			seq := get(ps.Node.YNode(), "resourceClaims")
+			if seq == nil || seq.Kind != yaml.SequenceNode {
 				continue
 			}
-			f := base
-			f.What = inventory.DRAPodSource
-			f.PodTemplatePath = ps.Path
-			f.Claim = scalar(get(el, "name"))
-			out = append(out, at(f, keyOf(el, "source")))
+			for _, el := range seq.Content {
+				src := get(el, "source")
+				if src == nil {
+					continue
+				}
+				f := base
+				f.What = inventory.DRAPodSource
+				f.PodTemplatePath = ps.Path
+				f.Claim = scalar(get(el, "name"))
+				out = append(out, at(f, keyOf(el, "source")))
+			}
 		}
 	}
-	out = append(out, gates(root, base, at)...)
-	return out
+	return append(out, gs...)
 }
 
 func isParameterGroup(group string) bool {
@@ -157,39 +159,75 @@ var gateSetting = regexp.MustCompile(`\b(` + strings.Join(Gates, "|") + `)\s*=\s
 // gates finds DRA feature-gate settings anywhere in a document: keys of a
 // featureGates map (KubeletConfiguration, kind's Cluster, ...) and
 // gate=value text in any string (component flags in a static pod's
-// command, kubeadm extraArgs, k3s args, kind's kubeadmConfigPatches).
-func gates(root *yaml.Node, base inventory.DRAFinding, at func(inventory.DRAFinding, *yaml.Node) inventory.DRAFinding) []inventory.DRAFinding {
+// command, kubeadm extraArgs, k3s args, kind's kubeadmConfigPatches). It
+// also reports whether the document has a resourceClaims entry with a
+// source key, so that pod specs are looked up only then. It visits each
+// node once and builds a field path only for what it finds.
+func gates(root *yaml.Node, base inventory.DRAFinding, at func(inventory.DRAFinding, *yaml.Node) inventory.DRAFinding) ([]inventory.DRAFinding, bool) {
 	var out []inventory.DRAFinding
-	seen := map[*yaml.Node]bool{}
-	var walk func(n *yaml.Node, path string, depth int)
-	walk = func(n *yaml.Node, path string, depth int) {
-		if n == nil || depth > 64 || seen[n] {
+	sources := false
+	var stack []string // path segments
+	path := func(last string) string {
+		p := ""
+		for _, s := range stack {
+			if strings.HasPrefix(s, "[") {
+				p += s
+			} else {
+				p = join(p, s)
+			}
+		}
+		if last != "" {
+			p = join(p, last)
+		}
+		return p
+	}
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if n == nil || depth > 64 {
 			return
 		}
-		seen[n] = true
 		switch n.Kind {
 		case yaml.AliasNode:
-			walk(n.Alias, path, depth+1)
+			walk(n.Alias, depth+1)
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], deref(n.Content[i+1])
-				p := join(path, escape(k.Value))
-				if v != nil && v.Kind == yaml.ScalarNode && isGate(k.Value) {
+				if v == nil {
+					continue
+				}
+				if v.Kind == yaml.ScalarNode && isGate(k.Value) {
 					f := base
-					f.What, f.Gate, f.Value, f.Field = inventory.DRAFeatureGate, k.Value, v.Value, p
+					f.What, f.Gate, f.Value, f.Field = inventory.DRAFeatureGate, k.Value, v.Value, path(escape(k.Value))
 					out = append(out, at(f, k))
 					continue
 				}
-				walk(n.Content[i+1], p, depth+1)
+				if k.Value == "resourceClaims" && v.Kind == yaml.SequenceNode {
+					for _, el := range v.Content {
+						if get(el, "source") != nil {
+							sources = true
+						}
+					}
+				}
+				if v.Kind == yaml.ScalarNode && !strings.Contains(v.Value, "=") {
+					continue // the common case: no flag text
+				}
+				stack = append(stack, escape(k.Value))
+				walk(n.Content[i+1], depth+1)
+				stack = stack[:len(stack)-1]
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
-				walk(c, path+"["+strconv.Itoa(i)+"]", depth+1)
+				stack = append(stack, "["+strconv.Itoa(i)+"]")
+				walk(c, depth+1)
+				stack = stack[:len(stack)-1]
 			}
 		case yaml.ScalarNode:
+			if !strings.Contains(n.Value, "DynamicResourceAllocation") && !strings.Contains(n.Value, "DRAControlPlaneController") {
+				return
+			}
 			for _, m := range gateSetting.FindAllStringSubmatchIndex(n.Value, -1) {
 				f := base
-				f.What, f.Gate, f.Value, f.Field = inventory.DRAFeatureGate, n.Value[m[2]:m[3]], n.Value[m[4]:m[5]], path
+				f.What, f.Gate, f.Value, f.Field = inventory.DRAFeatureGate, n.Value[m[2]:m[3]], n.Value[m[4]:m[5]], path("")
 				f = at(f, n)
 				if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
 					// A block scalar's text starts on the line after its
@@ -200,8 +238,8 @@ func gates(root *yaml.Node, base inventory.DRAFinding, at func(inventory.DRAFind
 			}
 		}
 	}
-	walk(root, "", 0)
-	return out
+	walk(root, 0)
+	return out, sources
 }
 
 func isGate(key string) bool {
