@@ -48,6 +48,9 @@ type DRAFinding struct {
 	// ClassName is a classic claim's resourceClassName, or a
 	// ResourceClass's driverName.
 	ClassName string `json:"className,omitempty"`
+	// AdminAccess is true for a claim with a request that asks for admin
+	// access (it needs a labelled namespace from 1.34).
+	AdminAccess bool `json:"adminAccess,omitempty"`
 	// Parameters is a classic claim's or class's parametersRef.
 	Parameters *ParametersRef `json:"parameters,omitempty"`
 	// Spec is a DRAParameters object's spec, decoded (nil when it has none

@@ -88,6 +88,11 @@ func DRA(doc *inventory.Document, opts Options) []inventory.DRAFinding {
 			spec = get(spec, "spec")
 			fallthrough
 		case "ResourceClaim":
+			for _, r := range seqItems(get(get(spec, "devices"), "requests")) {
+				if scalar(get(r, "adminAccess")) == "true" || scalar(get(get(r, "exactly"), "adminAccess")) == "true" {
+					f.AdminAccess = true
+				}
+			}
 			if cls := get(spec, "resourceClassName"); cls != nil {
 				f.Classic = true
 				f.ClassName = scalar(cls)
@@ -133,6 +138,13 @@ func DRA(doc *inventory.Document, opts Options) []inventory.DRAFinding {
 		}
 	}
 	return append(out, gs...)
+}
+
+func seqItems(n *yaml.Node) []*yaml.Node {
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	return n.Content
 }
 
 func isParameterGroup(group string) bool {

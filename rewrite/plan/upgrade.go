@@ -277,6 +277,10 @@ func Upgrades(fs []inventory.DRAFinding, params Parameters, target rules.Version
 		u := get(f)
 		u.APIVersion = judged.To
 		diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("%s -> %s", f.APIVersion, judged.To), "")
+		if f.AdminAccess {
+			diag(f, inventory.Warning, RuleDRANote, "a request asks for adminAccess: from 1.34 the API server accepts it only in a namespace labelled resource.kubernetes.io/admin-access: \"true\" (DRAAdminAccess)",
+				"label the claim's namespace, or drop adminAccess")
+		}
 	}
 	return ups, diags
 }
