@@ -3,6 +3,7 @@ package rewrite
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -34,6 +35,12 @@ func Upgrade(root *yaml.RNode, u *plan.Upgrade) error {
 			return fmt.Errorf("pod template %s not found", path)
 		}
 		if err := hoistSources(spec); err != nil {
+			return err
+		}
+	}
+	// Last first: removing a list item must not move the ones still to edit.
+	for i := len(u.Gates) - 1; i >= 0; i-- {
+		if err := removeGate(root, u.Gates[i]); err != nil {
 			return err
 		}
 	}
@@ -398,4 +405,74 @@ func takeFields(m *yaml.Node, fields ...string) (at int, head, line string) {
 		line = "# " + strings.Join(lines, "; ")
 	}
 	return at, strings.Join(heads, "\n"), line
+}
+
+// removeGate removes one feature-gate setting: a featureGates map's key, or
+// "Gate=value" (with one of its commas) from a flag string, in place.
+func removeGate(root *yaml.RNode, g plan.GateEdit) error {
+	if g.Key {
+		parent := strings.TrimSuffix(strings.TrimSuffix(g.Field, g.Gate), ".")
+		m := root
+		if parent != "" {
+			var err error
+			if m, err = lookup(root, parent); err != nil || m == nil {
+				return fmt.Errorf("feature gates at %s not found", parent)
+			}
+		}
+		clearField(m, g.Gate)
+		return nil
+	}
+	chain := walk(root.YNode(), parsePath(g.Field))
+	if len(chain) == 0 || chain[len(chain)-1].Kind != yaml.ScalarNode {
+		return fmt.Errorf("feature-gate setting at %s not found", g.Field)
+	}
+	n := chain[len(chain)-1]
+	n.Value = withoutGate(n.Value, g.Gate)
+	if strings.TrimSpace(n.Value) != "" && strings.TrimSpace(n.Value) != "--feature-gates=" || len(chain) < 2 {
+		return nil
+	}
+	// A flag or argument left with no gates goes: the "--feature-gates="
+	// item of a command, the feature-gates key of kubeadm's extraArgs map,
+	// or the {name: feature-gates, value} entry of its list form.
+	parent := chain[len(chain)-2]
+	switch {
+	case parent.Kind == yaml.SequenceNode:
+		remove(parent, n)
+	case parent.Kind == yaml.MappingNode && len(chain) >= 3 && scalarField(parent, "name") == "feature-gates" && chain[len(chain)-3].Kind == yaml.SequenceNode:
+		remove(chain[len(chain)-3], parent)
+	case parent.Kind == yaml.MappingNode:
+		remove(parent, n)
+	}
+	return nil
+}
+
+// scalarField is the value of key in map m when it is a scalar, else "".
+func scalarField(m *yaml.Node, key string) string {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.ScalarNode {
+			return m.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
+// withoutGate removes every "gate=value" from comma-separated flag text,
+// with the comma that joined it to its neighbours.
+func withoutGate(s, gate string) string {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(gate) + `\s*=\s*[A-Za-z0-9]*`)
+	ms := re.FindAllStringIndex(s, -1)
+	for i := len(ms) - 1; i >= 0; i-- {
+		start, end := ms[i][0], ms[i][1]
+		before := strings.TrimRight(s[:start], " ")
+		after := strings.TrimLeft(s[end:], " ")
+		switch {
+		case strings.HasSuffix(before, ","):
+			s = strings.TrimSuffix(before, ",") + s[end:]
+		case strings.HasPrefix(after, ","):
+			s = s[:start] + strings.TrimPrefix(after, ",")
+		default:
+			s = s[:start] + s[end:]
+		}
+	}
+	return s
 }

@@ -113,7 +113,7 @@ func judge(f inventory.DRAFinding, target rules.Version) (*rules.Upgrade, rules.
 		if u == nil {
 			return nil, "", "", ""
 		}
-		return u, rules.DRAUpgrade, u.Describe(target) + " (" + f.Field + ")", "remove " + f.Gate + " from the component's feature gates (migrate does not edit component flags)"
+		return u, rules.DRAUpgrade, u.Describe(target) + " (" + f.Field + ")", "remove " + f.Gate + " from the component's feature gates (`kubedra migrate` does)"
 	}
 	return nil, "", "", ""
 }
@@ -152,6 +152,16 @@ type Upgrade struct {
 	Remove string `yaml:"remove,omitempty" json:"remove,omitempty"`
 	// Pods are the pod specs whose resourceClaims[].source entries move up.
 	Pods []string `yaml:"pods,omitempty" json:"pods,omitempty"`
+	// Gates are feature-gate settings to remove: the target refuses them.
+	Gates []GateEdit `yaml:"featureGates,omitempty" json:"featureGates,omitempty"`
+}
+
+// GateEdit removes one feature-gate setting: the key Gate of the map at
+// Field's parent (Key), or Gate=value from the string at Field.
+type GateEdit struct {
+	Field string `yaml:"field" json:"field"`
+	Gate  string `yaml:"gate" json:"gate"`
+	Key   bool   `yaml:"key,omitempty" json:"key,omitempty"`
 }
 
 // MarshalYAML prints the upgrade with its new devices and DeviceClass
@@ -208,7 +218,11 @@ func Upgrades(fs []inventory.DRAFinding, params Parameters, target rules.Version
 		}
 		switch f.What {
 		case inventory.DRAFeatureGate:
-			diag(f, inventory.Warning, RuleDRAFeatureGate, reason, fix)
+			u := get(f)
+			key := f.Field == f.Gate || strings.HasSuffix(f.Field, "."+f.Gate)
+			u.Gates = append(u.Gates, GateEdit{Field: f.Field, Gate: f.Gate, Key: key})
+			diag(f, inventory.Warning, RuleDRAFeatureGate, "removed "+f.Gate+"="+f.Value+" at "+f.Field+": "+judged.Describe(target),
+				"check the component's other flags for the target release too")
 			continue
 		case inventory.DRAPodSource:
 			u := get(f)

@@ -75,7 +75,7 @@ func statusHelp(s rules.Status) string {
 	case rules.DRABacked:
 		return "The extended resource name is already served by a DRA DeviceClass (KEP-5004), so the request works on DRA as written. Nothing to do."
 	case rules.DRAUpgrade:
-		return "The manifest was written for an earlier DRA: a classic (1.26-1.30) or alpha/beta resource.k8s.io object, a pod's resourceClaims[].source reference, or a DynamicResourceAllocation feature-gate setting. The finding names the version that stops serving it; on the target release it is refused, or served only with --runtime-config. Run `kubedra migrate` to rewrite objects and claim references to resource.k8s.io/v1 (comments are kept); remove feature-gate settings by hand. See docs/upgrade.md."
+		return "The manifest was written for an earlier DRA: a classic (1.26-1.30) or alpha/beta resource.k8s.io object, a pod's resourceClaims[].source reference, or a DynamicResourceAllocation feature-gate setting. The finding names the version that stops serving it; on the target release it is refused, or served only with --runtime-config. Run `kubedra migrate` to rewrite objects and claim references to resource.k8s.io/v1 and to remove the refused feature-gate settings (comments are kept). See docs/upgrade.md."
 	}
 	return "A device request found by kubedra."
 }
