@@ -13,8 +13,10 @@ type Gate string
 
 // Gates (--fail-on).
 const (
-	// FailOnAny fails on every device-plugin request that is not ignored;
-	// DRA-backed names (KEP-5004) never fail.
+	// FailOnAny fails on every device-plugin request that is not ignored,
+	// and on everything written for an earlier DRA (dra-upgrade); DRA-backed
+	// names (KEP-5004) never fail. Every gate fails on what the target does
+	// not serve at all (classic DRA, removed versions, removed gates).
 	FailOnAny Gate = "any"
 	// FailOnLossy fails on requests that cannot move without loss: lossy
 	// or unmapped.
@@ -44,6 +46,10 @@ func (g Gate) Fails(it plan.Item) bool {
 	}
 	if it.Ignored != "" {
 		return false
+	}
+	if u := it.Mapping.Upgrade; u != nil && u.Serving == rules.NotServed {
+		// The target refuses it as written: worse than any mapping loss.
+		return true
 	}
 	switch g {
 	case FailOnUnmapped:

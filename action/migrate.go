@@ -54,6 +54,9 @@ type MigrateResult struct {
 	Diagnostics inventory.Diagnostics
 	// Workloads are the choices of --strategy auto, with the reason.
 	Workloads []plan.WorkloadChoice
+	// Upgraded counts documents written for an earlier DRA that were
+	// rewritten to resource.k8s.io/v1 (or removed: classic parameters).
+	Upgraded int
 	// Migrated counts workloads rewritten, Added the objects made
 	// (ResourceClaimTemplates, shared ResourceClaims, DeviceClasses),
 	// Changed the files changed or created, Failed the inputs that could
@@ -101,6 +104,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		return nil, err
 	}
 	m := &migration{in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
+		target: popts.Target, params: plan.Parameters{},
 		res: &MigrateResult{Diagnostics: inventory.Diagnostics{}}, prepared: map[*files.File]*prepared{},
 		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
 	if opts.PlanOnly {
@@ -113,6 +117,9 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		return m.done(), nil
 	}
 	if err := m.reserveExisting(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.collectParameters(ctx); err != nil {
 		return nil, err
 	}
 	// More readers than cores: a reader waiting for its turn to be written
@@ -156,6 +163,9 @@ type migration struct {
 	claims map[string][]*yaml.RNode // claims file -> new objects
 	kustom map[string][]string      // kustomization -> claims files to list
 	sides  []string                 // claims files and kustomizations, in order
+	// target and params steer the DRA upgrade (upgrade.go).
+	target rules.Version
+	params plan.Parameters
 }
 
 // prepared is the order-free work on one batch, done on the goroutine that
@@ -164,8 +174,9 @@ type prepared struct {
 	findings []inventory.Finding
 	diags    inventory.Diagnostics
 	existing []inventory.ObjectRef
-	classes  []*inventory.Document // DeviceClasses already in the stream
-	err      error                 // detection hit a bug
+	classes  []*inventory.Document  // DeviceClasses already in the stream
+	dra      []inventory.DRAFinding // DRA written for earlier releases
+	err      error                  // detection hit a bug
 }
 
 func (m *migration) prepare(f *files.File) {
@@ -193,6 +204,7 @@ func (m *migration) detect(f *files.File, p *prepared) {
 			}
 		}
 		p.findings = append(p.findings, detect.Document(d, m.dopts)...)
+		p.dra = append(p.dra, detect.DRA(d, m.dopts)...)
 	}
 }
 
@@ -247,6 +259,7 @@ type fileState struct {
 	kustomization string
 	claims        []*yaml.RNode
 	migrated      int
+	upgraded      int
 	added         int
 	lastNew       []byte // Stream: the New text of the last batch (the stream's end)
 	classes       []*inventory.Document
@@ -310,6 +323,7 @@ func (m *migration) file(f *files.File) error {
 				st.added += len(dp.Objects)
 			}
 		}
+		fp = m.upgrade(st, f.Path, p.dra, fp)
 	}
 	if f.Last {
 		m.cur = nil
@@ -457,6 +471,7 @@ func (m *migration) end(st *fileState) {
 	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
+	res.Upgraded += st.upgraded
 	res.Added += st.added
 	if res.Plan != nil {
 		res.Plan.Files = append(res.Plan.Files, st.plans...)
@@ -612,7 +627,11 @@ func (m *migration) documents() {
 			}
 		}
 	}
+	removed := m.upgradeDocuments(docs, p.dra)
 	for _, d := range docs {
+		if removed[d.Origin.Index] {
+			continue
+		}
 		res.Documents = append(res.Documents, d.Node)
 		res.Documents = append(res.Documents, after[d.Node.YNode()]...)
 	}

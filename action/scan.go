@@ -51,12 +51,14 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	iopts := plan.ItemOptions{Rules: rules.Options{Target: opts.Target}, Ignore: opts.Ignore}
 	if in.Documents != nil {
 		items, bugs := plan.Items(detect.Documents(in.Documents, dopts), set, iopts)
+		items = withUpgrades(items, detect.DRADocuments(in.Documents, dopts), opts)
 		return &ScanResult{Report: plan.NewReport(items, bugs, 0, len(in.Documents)), Diagnostics: bugs, Failed: len(bugs)}, nil
 	}
 
 	var (
 		mu        sync.Mutex
 		findings  []inventory.Finding
+		dras      []inventory.DRAFinding
 		diags     inventory.Diagnostics
 		nFiles    int
 		documents int
@@ -64,19 +66,24 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	)
 	fopts := files.Options{Dir: in.Dir, Batch: 256}
 	if !opts.Strict {
-		fopts.Filter = detect.MayRequest
+		fopts.Filter = func(doc []byte) bool { return detect.MayRequest(doc) || detect.MayDRA(doc) }
 	}
 	err := files.Read(ctx, in.Paths, in.Stdin, fopts, func(f *files.File) error {
 		var fs []inventory.Finding
-		bug := guard(func() { fs = detect.Documents(f.Docs, dopts) })
+		var ds []inventory.DRAFinding
+		bug := guard(func() {
+			fs = detect.Documents(f.Docs, dopts)
+			ds = detect.DRADocuments(f.Docs, dopts)
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		if bug != nil {
-			fs = nil
+			fs, ds = nil, nil
 			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: plan.RuleInternal, File: f.Path, Message: bug.Error()})
 			failed++
 		}
 		findings = append(findings, fs...)
+		dras = append(dras, ds...)
 		diags = append(diags, f.Diagnostics...)
 		documents += f.Documents
 		failed += f.ParseErrors
@@ -87,7 +94,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 			nFiles++
 		}
 		if opts.OnFile != nil {
-			opts.OnFile(len(fs))
+			opts.OnFile(len(fs) + len(ds))
 		}
 		return nil
 	})
@@ -95,6 +102,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		return nil, err
 	}
 	items, bugs := plan.Items(findings, set, iopts)
+	items = withUpgrades(items, dras, opts)
 	diags = append(diags, bugs...)
 	failed += len(bugs)
 	slices.SortStableFunc(diags, func(a, b inventory.Diagnostic) int {
@@ -110,4 +118,20 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		}
 	}
 	return &ScanResult{Report: plan.NewReport(items, diags, nFiles, documents), Diagnostics: diags, Failed: failed}, nil
+}
+
+// withUpgrades adds the findings about DRA written for earlier releases
+// (status dra-upgrade, or unmapped) to the device-plugin items, in order.
+func withUpgrades(items []plan.Item, dras []inventory.DRAFinding, opts ScanOptions) []plan.Item {
+	target := opts.Target
+	if target == (rules.Version{}) {
+		target = rules.DefaultTarget
+	}
+	ups := plan.UpgradeItems(dras, target, opts.Ignore)
+	if len(ups) == 0 {
+		return items
+	}
+	items = append(items, ups...)
+	plan.SortItems(items)
+	return items
 }

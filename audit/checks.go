@@ -71,7 +71,7 @@ func checkAPI(e *env) []Finding {
 			Fix: "upgrade the control plane to Kubernetes 1.34+ (resource.k8s.io/v1, DRA on by default)"})
 	case e.serverOK && e.server.Less(rules.Version{Major: 1, Minor: 32}):
 		out = append(out, Finding{Message: fmt.Sprintf("Kubernetes %s serves only alpha DRA (%s)", e.f.ServerVersion, strings.Join(served, ", ")),
-			Fix: "upgrade to Kubernetes 1.34+; kubedra targets 1.32 to 1.37"})
+			Fix: "upgrade to Kubernetes 1.34+; kubedra targets 1.32 to 1.38"})
 	case !v1 && e.serverOK && e.server.AtLeast(rules.Version{Major: 1, Minor: 34}):
 		out = append(out, Finding{Message: fmt.Sprintf("Kubernetes %s does not serve resource.k8s.io/v1 (served: %s)", e.f.ServerVersion, strings.Join(served, ", ")),
 			Fix: "enable resource.k8s.io/v1 (--runtime-config) on the API server"})

@@ -41,11 +41,14 @@ type Result struct {
 // result is the input as one piece.
 func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan) (Result, error) {
 	unchanged := Result{Pieces: []Piece{{Old: data, New: data}}}
-	if fp == nil || len(fp.Docs) == 0 {
+	if fp == nil || len(fp.Docs) == 0 && len(fp.Upgrades) == 0 {
 		return unchanged, nil
 	}
 	roots, err := apply(docs, fp.Docs, fp.ClaimsFile == "")
 	if err != nil {
+		return unchanged, err
+	}
+	if roots, err = upgrades(docs, roots, fp.Upgrades); err != nil {
 		return unchanged, err
 	}
 	var res Result
@@ -62,6 +65,9 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 		nw, err := encodeDocument(old, t.Root, style)
 		if err != nil {
 			return unchanged, err
+		}
+		if t.replace != nil {
+			nw = t.replace(old)
 		}
 		if fp.ClaimsFile != "" {
 			res.Objects = append(res.Objects, t.Objects...)
@@ -97,6 +103,9 @@ type Edited struct {
 	Objects []*yaml.RNode
 	span    inventory.Span
 	line    int
+	// replace, when set, makes the document's new text from its old one
+	// (a document an upgrade removes).
+	replace func(old []byte) []byte
 }
 
 // Apply applies DocPlans to the Documents they were made for (matched by
@@ -400,7 +409,7 @@ func hasElement(seq *yaml.RNode, want map[string]string) bool {
 		}
 		match := true
 		for k, v := range want {
-			if field(rn, k) != v {
+			if mapValue(rn, k) != v {
 				match = false
 			}
 		}
@@ -421,7 +430,7 @@ func podClaims(spec *yaml.RNode, pcs []plan.PodClaim) error {
 	}
 	for _, pc := range pcs {
 		if el := seq.Element("name", pc.Name); el != nil {
-			if field(el, "resourceClaimTemplateName") == pc.ResourceClaimTemplateName && field(el, "resourceClaimName") == pc.ResourceClaimName {
+			if mapValue(el, "resourceClaimTemplateName") == pc.ResourceClaimTemplateName && mapValue(el, "resourceClaimName") == pc.ResourceClaimName {
 				continue
 			}
 			return fmt.Errorf("pod already has a resource claim named %q for something else", pc.Name)
@@ -440,8 +449,8 @@ func podClaims(spec *yaml.RNode, pcs []plan.PodClaim) error {
 	return nil
 }
 
-// field returns the scalar value of a mapping's field, "" when absent.
-func field(m *yaml.RNode, name string) string {
+// mapValue returns the scalar value of a mapping's field, "" when absent.
+func mapValue(m *yaml.RNode, name string) string {
 	if f := m.Field(name); f != nil {
 		return yaml.GetValue(f.Value)
 	}

@@ -230,6 +230,9 @@ func strictDecode(t *testing.T, out []byte, p *plan.Plan) {
 			for _, dp := range fp.Docs {
 				touched[dp.Kind+"/"+dp.Name] = true
 			}
+			for _, u := range fp.Upgrades {
+				touched[u.Kind+"/"+u.Name] = true
+			}
 		}
 	}
 	check := func(n *yaml.RNode) {
@@ -328,6 +331,8 @@ func objectErr(n *yaml.RNode) error {
 		obj = &resourcev1.ResourceClaim{}
 	case "resource.k8s.io/v1 DeviceClass":
 		obj = &resourcev1.DeviceClass{}
+	case "resource.k8s.io/v1 ResourceSlice":
+		obj = &resourcev1.ResourceSlice{}
 	default:
 		return nil
 	}

@@ -21,6 +21,12 @@ const (
 	// DRABacked: the name is already served by DRA (KEP-5004, e.g.
 	// deviceclass.resource.kubernetes.io/<class>): reported, never rewritten.
 	DRABacked Status = "dra-backed"
+	// DRAUpgrade: a resource.k8s.io object, pod claim reference or feature
+	// gate written for an earlier DRA (classic, alpha or beta) that the
+	// target stops serving or refuses; migrate rewrites it to
+	// resource.k8s.io/v1 (Decision.Upgrade says from what, to what, and
+	// the version that stops serving it).
+	DRAUpgrade Status = "dra-upgrade"
 )
 
 // PodRequest is one container's request for one extended resource.
@@ -111,6 +117,9 @@ type Decision struct {
 	// ClassDeclares is true when the driver's own DeviceClass (DeviceClass)
 	// already declares ExtendedResourceName: a second class must not.
 	ClassDeclares bool `json:"classDeclares,omitempty"`
+	// Upgrade is set for findings about objects written for an earlier DRA
+	// (status dra-upgrade, or unmapped when migrate cannot convert them).
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
 }
 
 // ClaimRef is one device request of one of the pod's claims.

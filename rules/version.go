@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-// Version is a Kubernetes minor release that output targets (1.32-1.37).
+// Version is a Kubernetes minor release that output targets (1.32-1.38).
 type Version struct{ Major, Minor int }
 
 // Supported target versions.
 var (
 	MinTarget     = Version{1, 32}
-	MaxTarget     = Version{1, 37}
+	MaxTarget     = Version{1, 38}
 	DefaultTarget = Version{1, 34}
 )
 

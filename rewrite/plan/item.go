@@ -140,8 +140,10 @@ type Summary struct {
 	Lossy     int `json:"lossy"`
 	Unmapped  int `json:"unmapped"`
 	DRABacked int `json:"draBacked"`
-	Ignored   int `json:"ignored"`
-	Skipped   int `json:"skipped"`
+	// DRAUpgrade counts objects written for an earlier DRA (dra-upgrade).
+	DRAUpgrade int `json:"draUpgrade"`
+	Ignored    int `json:"ignored"`
+	Skipped    int `json:"skipped"`
 }
 
 // Count fills the per-status counters of s from items.
@@ -161,6 +163,8 @@ func (s *Summary) Count(items []Item) {
 			s.Unmapped++
 		case rules.DRABacked:
 			s.DRABacked++
+		case rules.DRAUpgrade:
+			s.DRAUpgrade++
 		}
 	}
 }
@@ -205,6 +209,9 @@ func Vendor(resource string) string {
 // vendor, e.g. "unmapped/nvidia.com". SARIF uses it as ruleId, so code
 // scanning groups alerts by it; "/" makes it hierarchical (SARIF 3.27.5).
 func (it Item) RuleID() string {
+	if it.Mapping.Upgrade != nil {
+		return string(it.Status) + "/" + it.Mapping.Upgrade.Rule
+	}
 	return string(it.Status) + "/" + Vendor(it.Resource)
 }
 
@@ -229,6 +236,9 @@ func (it Item) Workload() string {
 
 // Message says in one sentence what a finding is and what it means.
 func (it Item) Message() string {
+	if it.Mapping.Upgrade != nil {
+		return it.upgradeMessage()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: container %s requests %s", it.Workload(), it.Container, it.Resource)
 	if q := it.Quantity(); q != "" {

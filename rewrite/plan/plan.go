@@ -58,6 +58,9 @@ type FilePlan struct {
 	// Kustomization is the kustomization file in the same folder that gains
 	// ClaimsFile in its resources.
 	Kustomization string `yaml:"kustomization,omitempty" json:"kustomization,omitempty"`
+	// Upgrades rewrite documents written for an earlier DRA to
+	// resource.k8s.io/v1 (see Upgrades).
+	Upgrades []*Upgrade `yaml:"upgrades,omitempty" json:"upgrades,omitempty"`
 }
 
 // DocPlan is the edits to one document (or one item of a `kind: List`).

@@ -93,7 +93,7 @@ func NewCmdBundle(streams IOStreams, runF func(*BundleOptions) error) *cobra.Com
 	bindBundleCluster(cmd, &opts.clusterFlags, "tailor the bundle to a dump (kubectl get nodes,daemonsets,resourcequotas -A -o yaml, or kubedra audit --dump)")
 	f.StringSliceVar(&opts.Pools, "pools", nil, "node pools to move, in order (values of the pool label); default: every pool with nodes of the family")
 	f.StringVar(&opts.PoolLabel, "pool-label", "", "node label that names pools (default: detected, e.g. eks.amazonaws.com/nodegroup)")
-	f.Var(&opts.Target, "target-version", "Kubernetes version the bundle targets (1.32-1.37)")
+	f.Var(&opts.Target, "target-version", "Kubernetes version the bundle targets (1.32-1.38)")
 	f.StringVar((*string)(&opts.Strategy), "strategy", string(opts.Strategy), "claims (workloads rewritten to ResourceClaims) or extended-resource (workloads unchanged, KEP-5004; 1.36+)")
 	cmd.AddCommand(newCmdBundleVerify(streams, nil))
 	return cmd

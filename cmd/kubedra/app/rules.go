@@ -95,7 +95,7 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&opts.Rules, "rules", nil, "rules file to add (repeatable; later files win)")
 	report.AddFormatFlag(cmd, &opts.Output, report.RuleShowFormats, "")
-	cmd.Flags().Var(&opts.Target, "target-version", "Kubernetes version the output is for (1.32-1.37)")
+	cmd.Flags().Var(&opts.Target, "target-version", "Kubernetes version the output is for (1.32-1.38)")
 	cmd.Flags().Int64Var(&opts.Count, "count", 1, "quantity the container requests")
 	cmd.Flags().BoolVar(&opts.Share, "share", false, "show the shared-claim form of sharing resources")
 	cmd.Flags().StringArrayVar(&opts.NodeSelector, "node-selector", nil, "a nodeSelector KEY=VALUE of the pod template (repeatable)")

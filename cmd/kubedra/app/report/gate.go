@@ -74,6 +74,8 @@ func statusHelp(s rules.Status) string {
 		return "The container requests a device through a device plugin and no kubedra rule maps the resource to a DeviceClass. Add a rule (`kubedra rules`, --rules or rules: in .kubedra.yaml), or ignore the workload with a kubedra.io/ignore annotation that gives the reason."
 	case rules.DRABacked:
 		return "The extended resource name is already served by a DRA DeviceClass (KEP-5004), so the request works on DRA as written. Nothing to do."
+	case rules.DRAUpgrade:
+		return "The manifest was written for an earlier DRA: a classic (1.26-1.30) or alpha/beta resource.k8s.io object, a pod's resourceClaims[].source reference, or a DynamicResourceAllocation feature-gate setting. The finding names the version that stops serving it; on the target release it is refused, or served only with --runtime-config. Run `kubedra migrate` to rewrite objects and claim references to resource.k8s.io/v1 and to remove the refused feature-gate settings (comments are kept). See docs/upgrade.md."
 	}
 	return "A device request found by kubedra."
 }
@@ -114,8 +116,8 @@ func CheckSummary(c Check, failedInputs int) string {
 	} else {
 		fmt.Fprintf(&b, "passed: no finding fails the gate (--fail-on %s)", c.FailOn)
 	}
-	fmt.Fprintf(&b, "; %d mappable, %d lossy, %d unmapped, %d dra-backed, %d ignored in %d %s",
-		s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.Ignored, s.Files, Plural(s.Files, "file", "files"))
+	fmt.Fprintf(&b, "; %d mappable, %d lossy, %d unmapped, %d dra-backed, %d dra-upgrade, %d ignored in %d %s",
+		s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.DRAUpgrade, s.Ignored, s.Files, Plural(s.Files, "file", "files"))
 	if s.Skipped > 0 {
 		fmt.Fprintf(&b, "; %d %s not read", s.Skipped, Plural(s.Skipped, "input", "inputs"))
 	}

@@ -128,6 +128,9 @@ func JUnit(w io.Writer, c Check) error {
 // caseName names a test case after what was checked: the container's
 // request in its workload.
 func caseName(it plan.Item) string {
+	if it.Mapping.Upgrade != nil {
+		return fmt.Sprintf("%s %s", workload(it), it.Resource)
+	}
 	return fmt.Sprintf("%s container %s %s", workload(it), it.Container, it.Resource)
 }
 

@@ -26,11 +26,11 @@ func Markdown(w io.Writer, c Check) error {
 	if fails == 0 {
 		fmt.Fprintf(&b, "**Passed** (`--fail-on %s`): no device-plugin request fails the gate.\n\n", c.FailOn)
 	} else {
-		fmt.Fprintf(&b, "**Failed** (`--fail-on %s`): %d device-plugin %s %s the gate.\n\n", c.FailOn, fails, Plural(fails, "request", "requests"), Plural(fails, "fails", "fail"))
+		fmt.Fprintf(&b, "**Failed** (`--fail-on %s`): %d %s %s the gate.\n\n", c.FailOn, fails, Plural(fails, "finding", "findings"), Plural(fails, "fails", "fail"))
 	}
-	fmt.Fprintf(&b, "| files | documents | findings | mappable | lossy | unmapped | dra-backed | ignored | unread inputs |\n")
-	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", s.Files, s.Documents, s.Findings, s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.Ignored, s.Skipped)
+	fmt.Fprintf(&b, "| files | documents | findings | mappable | lossy | unmapped | dra-backed | dra-upgrade | ignored | unread inputs |\n")
+	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", s.Files, s.Documents, s.Findings, s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.DRAUpgrade, s.Ignored, s.Skipped)
 
 	var failing, passing, ignored []int
 	for i, it := range c.Report.Findings {
@@ -93,7 +93,7 @@ func findingTable(b *strings.Builder, items []plan.Item, idx []int) {
 		if q := it.Quantity(); q != "" {
 			res += ": " + q
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | `%s` | %s | %s |\n", cell(location(it)), cell(workload(it)), cell(it.Container), cell(res), it.Status, cell(details(it)))
+		fmt.Fprintf(b, "| `%s` | %s | %s | `%s` | %s | %s |\n", cell(location(it)), cell(workload(it)), cell(Container(it)), cell(res), it.Status, cell(details(it)))
 	}
 	b.WriteString("\n")
 }
@@ -112,6 +112,11 @@ func details(it plan.Item) string {
 		}
 	case rules.Lossy:
 		parts = append(parts, m.Loss)
+	case rules.DRAUpgrade:
+		parts = append(parts, m.Reason)
+		if u := m.Upgrade; u != nil && u.To != "" {
+			parts = append(parts, "migrate writes "+u.To)
+		}
 	default:
 		parts = append(parts, m.Reason)
 	}

@@ -24,6 +24,9 @@ func MigrateSummary(w io.Writer, r *action.MigrateResult) {
 	fmt.Fprintf(w, "migrate: %d %s migrated, %d %s added, %d %s changed",
 		r.Migrated, Plural(r.Migrated, "workload", "workloads"), r.Added, Plural(r.Added, "object", "objects"),
 		r.Changed, Plural(r.Changed, "file", "files"))
+	if r.Upgraded > 0 {
+		fmt.Fprintf(w, ", %d earlier-DRA %s upgraded", r.Upgraded, Plural(r.Upgraded, "document", "documents"))
+	}
 	if r.Failed > 0 {
 		fmt.Fprintf(w, ", %d %s failed", r.Failed, Plural(r.Failed, "file", "files"))
 	}

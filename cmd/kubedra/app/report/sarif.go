@@ -135,12 +135,16 @@ func SARIF(w io.Writer, c Check) error {
 	for i, it := range c.Report.Findings {
 		failing := c.failing(i)
 		id := it.RuleID()
-		idx := addRule(statusRule(id, it.Status, plan.Vendor(it.Resource)))
+		vendor := plan.Vendor(it.Resource)
+		if u := it.Mapping.Upgrade; u != nil {
+			vendor = u.Rule
+		}
+		idx := addRule(statusRule(id, it.Status, vendor))
 		level := "note"
 		switch {
 		case failing:
 			level = "error"
-		case it.Status == rules.Lossy || it.Status == rules.Unmapped || it.Status == rules.Mappable:
+		case it.Status == rules.Lossy || it.Status == rules.Unmapped || it.Status == rules.Mappable || it.Status == rules.DRAUpgrade:
 			level = "warning"
 		}
 		r := sarifResult{
@@ -151,6 +155,9 @@ func SARIF(w io.Writer, c Check) error {
 			Properties: map[string]any{
 				"status": string(it.Status), "resource": it.Resource, "failsGate": failing,
 			},
+		}
+		if u := it.Mapping.Upgrade; u != nil {
+			r.Properties["upgrade"] = u
 		}
 		if it.Ignored != "" {
 			r.Suppressions = []sarifSuppression{{Kind: "inSource", Status: "accepted", Justification: it.Ignored}}
@@ -184,10 +191,11 @@ func SARIF(w io.Writer, c Check) error {
 
 func statusRule(id string, s rules.Status, vendor string) sarifRule {
 	short := map[rules.Status]string{
-		rules.Mappable:  "Device-plugin request that kubedra can migrate to DRA",
-		rules.Lossy:     "Device-plugin request whose DRA mapping is lossy",
-		rules.Unmapped:  "Device-plugin request that no rule maps to DRA",
-		rules.DRABacked: "Extended resource already served by DRA",
+		rules.Mappable:   "Device-plugin request that kubedra can migrate to DRA",
+		rules.Lossy:      "Device-plugin request whose DRA mapping is lossy",
+		rules.Unmapped:   "Device-plugin request that no rule maps to DRA",
+		rules.DRABacked:  "Extended resource already served by DRA",
+		rules.DRAUpgrade: "Manifest written for an earlier DRA that the target stops serving",
 	}[s]
 	if short == "" {
 		short = "Device request found by kubedra"

@@ -62,11 +62,12 @@ var (
 	headerStyle = lipgloss.NewStyle().Bold(true)
 	dimStyle    = lipgloss.NewStyle().Faint(true)
 	statusStyle = map[string]lipgloss.Style{
-		string(rules.Mappable):  lipgloss.NewStyle().Foreground(lipgloss.Green),
-		string(rules.Lossy):     lipgloss.NewStyle().Foreground(lipgloss.Yellow),
-		string(rules.Unmapped):  lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true),
-		string(rules.DRABacked): lipgloss.NewStyle().Foreground(lipgloss.Blue),
-		"ignored":               lipgloss.NewStyle().Faint(true),
+		string(rules.Mappable):   lipgloss.NewStyle().Foreground(lipgloss.Green),
+		string(rules.Lossy):      lipgloss.NewStyle().Foreground(lipgloss.Yellow),
+		string(rules.Unmapped):   lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true),
+		string(rules.DRABacked):  lipgloss.NewStyle().Foreground(lipgloss.Blue),
+		string(rules.DRAUpgrade): lipgloss.NewStyle().Foreground(lipgloss.Magenta).Bold(true),
+		"ignored":                lipgloss.NewStyle().Faint(true),
 	}
 )
 
@@ -103,6 +104,9 @@ func Workload(it plan.Item) string {
 // Container is the container name with its type when it is not a regular
 // container, e.g. "setup (init)".
 func Container(it plan.Item) string {
+	if it.Container == "" && it.ContainerIndex < 0 {
+		return "-" // not about a container (DRA objects, feature gates)
+	}
 	name := it.Container
 	if name == "" {
 		name = "#" + strconv.Itoa(it.ContainerIndex)
@@ -131,6 +135,8 @@ func Mapping(it plan.Item) string {
 	m := it.Mapping
 	var s string
 	switch {
+	case m.Upgrade != nil:
+		s = upgradeCell(m.Upgrade)
 	case m.DeviceClass != "":
 		s = m.DeviceClass
 		if m.Count > 0 {
@@ -183,8 +189,13 @@ func table(out io.Writer, r plan.Report, s Style, wide bool) error {
 				continue
 			}
 			rule := "-"
+			note := firstNonEmpty(it.Mapping.Loss, it.Mapping.Fix)
 			if it.Mapping.Rule != nil {
 				rule = it.Mapping.Rule.ID
+			}
+			if u := it.Mapping.Upgrade; u != nil {
+				rule = u.Rule
+				note = it.Mapping.Reason + "; fix: " + it.Mapping.Fix
 			}
 			var hints []string
 			for _, h := range it.Hints {
@@ -192,7 +203,7 @@ func table(out io.Writer, r plan.Report, s Style, wide bool) error {
 			}
 			rows = append(rows, []string{Location(it.File, it.Line), Workload(it), it.PodTemplatePath, Container(it),
 				it.Resource, dash(it.Limit), dash(it.Request), StatusText(it), Mapping(it), rule,
-				dash(strings.Join(hints, ",")), dash(firstNonEmpty(it.Mapping.Loss, it.Mapping.Fix))})
+				dash(strings.Join(hints, ",")), dash(note)})
 		}
 		writeRows(&b, rows, func(row, col int, cell string) string {
 			switch {
@@ -275,14 +286,36 @@ func summary(s plan.Summary) string {
 	for _, p := range []struct {
 		n    int
 		name string
-	}{{s.Mappable, "mappable"}, {s.Lossy, "lossy"}, {s.Unmapped, "unmapped"}, {s.DRABacked, "dra-backed"}, {s.Ignored, "ignored"}} {
+	}{{s.Mappable, "mappable"}, {s.Lossy, "lossy"}, {s.Unmapped, "unmapped"}, {s.DRABacked, "dra-backed"}, {s.DRAUpgrade, "dra-upgrade"}, {s.Ignored, "ignored"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 		}
 	}
-	line := fmt.Sprintf("%d request%s (%s) in %s", s.Findings, Plural(s.Findings, "", "s"), strings.Join(parts, ", "), where)
+	noun := "request"
+	if s.DRAUpgrade > 0 {
+		noun = "finding" // not all are device-plugin requests
+	}
+	line := fmt.Sprintf("%d %s%s (%s) in %s", s.Findings, noun, Plural(s.Findings, "", "s"), strings.Join(parts, ", "), where)
 	if s.Skipped > 0 {
 		line += fmt.Sprintf("; %d skipped", s.Skipped)
 	}
 	return line + "."
+}
+
+// upgradeCell is the DRA column of a dra-upgrade finding: what migrate
+// writes instead, and the release that stops serving what is written.
+func upgradeCell(u *rules.Upgrade) string {
+	s := u.To
+	if s == "" {
+		s = "(remove)"
+	}
+	switch {
+	case u.RemovedIn != "" && u.Planned:
+		s += " (removal planned " + u.RemovedIn + ")"
+	case u.RemovedIn != "":
+		s += " (removed in " + u.RemovedIn + ")"
+	case u.DeprecatedIn != "":
+		s += " (deprecated in " + u.DeprecatedIn + ")"
+	}
+	return s
 }

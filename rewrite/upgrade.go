@@ -1,0 +1,478 @@
+package rewrite
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rewrite/plan"
+)
+
+// exactlyFields are the fields of a v1alpha3/v1beta1 DeviceRequest that
+// v1beta2 and v1 keep under `exactly` (dra.md section 1.2), in the order
+// they are written.
+var exactlyFields = []string{"deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity", "derivedAttributes"}
+
+// Upgrade applies one DRA upgrade to a document (or list item) node, in
+// place: the nodes that stay are moved, not copied, so their comments move
+// with them. It checks that the document is the one the upgrade was
+// planned for.
+func Upgrade(root *yaml.RNode, u *plan.Upgrade) error {
+	if root.YNode().Kind == yaml.DocumentNode {
+		root = yaml.NewRNode(root.YNode().Content[0])
+	}
+	if k := root.GetKind(); k != u.Kind || root.GetName() != u.Name {
+		return fmt.Errorf("document is %s/%s, the upgrade is for %s/%s", k, root.GetName(), u.Kind, u.Name)
+	}
+	for _, path := range u.Pods {
+		spec, err := lookup(root, path)
+		if err != nil || spec == nil || spec.YNode().Kind != yaml.MappingNode {
+			return fmt.Errorf("pod template %s not found", path)
+		}
+		if err := hoistSources(spec); err != nil {
+			return err
+		}
+	}
+	// Last first: removing a list item must not move the ones still to edit.
+	for i := len(u.Gates) - 1; i >= 0; i-- {
+		if err := removeGate(root, u.Gates[i]); err != nil {
+			return err
+		}
+	}
+	if u.APIVersion == "" {
+		return nil
+	}
+	from := root.GetApiVersion()
+	v1beta1 := strings.HasSuffix(u.APIVersion, "/v1beta1")
+	switch u.Kind {
+	case "ResourceClass":
+		if err := toDeviceClass(root, u.DeviceClass); err != nil {
+			return err
+		}
+	case "DeviceClass":
+		clearField(field(root, "spec"), "suitableNodes")
+	case "ResourceClaim", "ResourceClaimTemplate":
+		spec := field(root, "spec")
+		if u.Kind == "ResourceClaimTemplate" {
+			spec = field(spec, "spec")
+		}
+		if spec == nil {
+			return fmt.Errorf("%s has no claim spec", u.Kind)
+		}
+		if u.Devices != nil {
+			if err := classicClaim(spec, u.Devices); err != nil {
+				return err
+			}
+		}
+		clearField(spec, "controller") // 1.31's classic control-plane controller
+		if devices := field(spec, "devices"); devices != nil {
+			if reqs := field(devices, "requests"); reqs != nil && reqs.YNode().Kind == yaml.SequenceNode {
+				for _, r := range reqs.YNode().Content {
+					if v1beta1 {
+						flatten(r)
+					} else {
+						wrapExactly(r)
+					}
+				}
+			}
+		}
+	case "ResourceSlice":
+		alpha3 := strings.HasSuffix(from, "/v1alpha3")
+		if devs := field(field(root, "spec"), "devices"); devs != nil && devs.YNode().Kind == yaml.SequenceNode && !v1beta1 {
+			for _, d := range devs.YNode().Content {
+				unwrapBasic(d)
+				if alpha3 {
+					wrapCapacity(d)
+				}
+			}
+		}
+	}
+	return setScalar(root, "apiVersion", u.APIVersion)
+}
+
+// setScalar sets a top-level scalar in place, so that its comments stay.
+func setScalar(root *yaml.RNode, key, value string) error {
+	v := field(root, key)
+	if v == nil || v.YNode().Kind != yaml.ScalarNode {
+		return root.PipeE(yaml.SetField(key, yaml.NewStringRNode(value)))
+	}
+	v.YNode().Value, v.YNode().Tag = value, "!!str"
+	return nil
+}
+
+// field returns the value of key in a map node, or nil.
+func field(n *yaml.RNode, key string) *yaml.RNode {
+	if n == nil || n.YNode().Kind != yaml.MappingNode {
+		return nil
+	}
+	if f := n.Field(key); f != nil {
+		return f.Value
+	}
+	return nil
+}
+
+// clearField removes key from a map node, if there.
+func clearField(n *yaml.RNode, key string) {
+	if n != nil && n.YNode().Kind == yaml.MappingNode {
+		_, _ = n.Pipe(yaml.FieldClearer{Name: key})
+	}
+}
+
+// take removes key from map m and returns its key and value nodes (nil
+// when absent), so that they can be put elsewhere with their comments.
+func take(m *yaml.Node, key string) (k, v *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			k, v = m.Content[i], m.Content[i+1]
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return k, v
+		}
+	}
+	return nil, nil
+}
+
+// hoistSources moves each resourceClaims[].source.{resourceClaimName,
+// resourceClaimTemplateName} up into the entry, where the `source` key
+// was.
+func hoistSources(spec *yaml.RNode) error {
+	seq := field(spec, "resourceClaims")
+	if seq == nil || seq.YNode().Kind != yaml.SequenceNode {
+		return nil
+	}
+	for _, el := range seq.YNode().Content {
+		if el.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i+1 < len(el.Content); i += 2 {
+			k, v := el.Content[i], el.Content[i+1]
+			if k.Value != "source" {
+				continue
+			}
+			if v.Kind != yaml.MappingNode {
+				return fmt.Errorf("line %d: resourceClaims[].source is not a map", k.Line)
+			}
+			moved := v.Content
+			if len(moved) > 0 && k.HeadComment != "" && moved[0].HeadComment == "" {
+				moved[0].HeadComment = k.HeadComment
+			}
+			el.Content = append(el.Content[:i], append(append([]*yaml.Node{}, moved...), el.Content[i+2:]...)...)
+			break
+		}
+	}
+	return nil
+}
+
+// wrapExactly moves a flat request's fields under `exactly` (v1alpha3 and
+// v1beta1 to v1beta2 and v1). Requests with firstAvailable stay: their
+// subrequests have the same fields in every version.
+func wrapExactly(req *yaml.Node) {
+	if req.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(req.Content); i += 2 {
+		if k := req.Content[i].Value; k == "exactly" || k == "firstAvailable" {
+			return
+		}
+	}
+	ex := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	at := -1
+	var rest []*yaml.Node
+	for i := 0; i+1 < len(req.Content); i += 2 {
+		k, v := req.Content[i], req.Content[i+1]
+		if !slices.Contains(exactlyFields, k.Value) {
+			rest = append(rest, k, v)
+			continue
+		}
+		if at < 0 {
+			at = len(rest)
+		}
+		ex.Content = append(ex.Content, k, v) // in the order written
+	}
+	if at < 0 {
+		return
+	}
+	req.Content = rest
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "exactly"}
+	req.Content = append(req.Content[:at], append([]*yaml.Node{key, ex}, req.Content[at:]...)...)
+}
+
+// flatten moves `exactly`'s fields up into the request (v1beta1, the
+// target of 1.32).
+func flatten(req *yaml.Node) {
+	if req.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(req.Content); i += 2 {
+		if req.Content[i].Value == "exactly" && req.Content[i+1].Kind == yaml.MappingNode {
+			inner := req.Content[i+1].Content
+			req.Content = append(req.Content[:i], append(append([]*yaml.Node{}, inner...), req.Content[i+2:]...)...)
+			return
+		}
+	}
+}
+
+// unwrapBasic moves a device's basic.<field> up into the device.
+func unwrapBasic(dev *yaml.Node) {
+	if dev.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(dev.Content); i += 2 {
+		if dev.Content[i].Value == "basic" && dev.Content[i+1].Kind == yaml.MappingNode {
+			inner := dev.Content[i+1].Content
+			dev.Content = append(dev.Content[:i], append(append([]*yaml.Node{}, inner...), dev.Content[i+2:]...)...)
+			return
+		}
+	}
+}
+
+// wrapCapacity turns v1alpha3's capacity {memory: 80Gi} into {memory:
+// {value: 80Gi}}.
+func wrapCapacity(dev *yaml.Node) {
+	caps := field(yaml.NewRNode(dev), "capacity")
+	if caps == nil || caps.YNode().Kind != yaml.MappingNode {
+		return
+	}
+	c := caps.YNode().Content
+	for i := 1; i < len(c); i += 2 {
+		if c[i].Kind == yaml.ScalarNode {
+			v := c[i]
+			c[i] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Tag: "!!str", Value: "value"}, {Kind: yaml.ScalarNode, Tag: v.Tag, Value: v.Value, Style: v.Style, LineComment: v.LineComment}}}
+		}
+	}
+}
+
+// classicClaim replaces a classic claim spec's class and parameters by
+// devices, where resourceClassName was; their comments go to devices.
+func classicClaim(spec, devices *yaml.RNode) error {
+	m := spec.YNode()
+	at, comments, line := takeFields(m, "resourceClassName", "parametersRef", "allocationMode")
+	if _, v := take(m, "devices"); v != nil {
+		return fmt.Errorf("a classic claim that also has devices")
+	}
+	if at < 0 || at > len(m.Content) {
+		at = len(m.Content)
+	}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "devices", HeadComment: comments, LineComment: line}
+	m.Content = append(m.Content[:at], append([]*yaml.Node{key, yaml.CopyYNode(devices.YNode())}, m.Content[at:]...)...)
+	return nil
+}
+
+// toDeviceClass turns a ResourceClass into a DeviceClass: its top-level
+// driverName, parametersRef, suitableNodes and structuredParameters give
+// way to spec, where driverName was.
+func toDeviceClass(root, spec *yaml.RNode) error {
+	if spec == nil {
+		return fmt.Errorf("no DeviceClass spec planned")
+	}
+	m := root.YNode()
+	at, comments, line := takeFields(m, "driverName", "parametersRef", "suitableNodes", "structuredParameters")
+	if at < 0 || at > len(m.Content) {
+		at = len(m.Content)
+	}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "spec", HeadComment: comments, LineComment: line}
+	m.Content = append(m.Content[:at], append([]*yaml.Node{key, yaml.CopyYNode(spec.YNode())}, m.Content[at:]...)...)
+	return setScalar(root, "kind", "DeviceClass")
+}
+
+// upgrades applies a batch's DRA upgrades to its documents and adds the
+// roots they touch to the edited ones, in file order. A removed document
+// becomes its comment; a removed list item leaves its List.
+func upgrades(docs []*inventory.Document, edited []*Edited, ups []*plan.Upgrade) ([]*Edited, error) {
+	if len(ups) == 0 {
+		return edited, nil
+	}
+	byIndex := make(map[int]*inventory.Document, len(docs))
+	for _, d := range docs {
+		byIndex[d.Origin.Index] = d
+	}
+	byRoot := map[*yaml.Node]*Edited{}
+	for _, e := range edited {
+		byRoot[e.Root] = e
+	}
+	for _, u := range ups {
+		d := byIndex[u.Index]
+		if d == nil {
+			return nil, fmt.Errorf("line %d: no document %d there", u.Line, u.Index)
+		}
+		root := d.Root
+		if root == nil {
+			root = d.Node.YNode()
+		}
+		e := byRoot[root]
+		if e == nil {
+			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line}
+			byRoot[root] = e
+			edited = append(edited, e)
+		}
+		if u.Remove != "" {
+			if items := listOf(root); items != nil {
+				if i := slices.Index(items.Content, d.Node.YNode()); i >= 0 {
+					items.Content = slices.Delete(items.Content, i, i+1)
+					continue
+				}
+				return nil, fmt.Errorf("line %d: no list item there", u.Line)
+			}
+			comment := u.Remove
+			e.replace = func(old []byte) []byte {
+				_, trail := trimTrailing(old)
+				var b []byte
+				if bytes.HasPrefix(old, []byte("---")) {
+					b = append(b, "---\n"...)
+					old = old[bytes.IndexByte(old, '\n')+1:]
+				}
+				// The document's own leading comments stay.
+				for len(old) > 0 && bytes.HasPrefix(bytes.TrimLeft(old, " "), []byte("#")) {
+					i := bytes.IndexByte(old, '\n')
+					if i < 0 {
+						break
+					}
+					b, old = append(b, old[:i+1]...), old[i+1:]
+				}
+				return append(append(b, comment...), trail...)
+			}
+			continue
+		}
+		if err := Upgrade(d.Node, u); err != nil {
+			return nil, fmt.Errorf("line %d: %w", u.Line, err)
+		}
+	}
+	slices.SortStableFunc(edited, func(a, b *Edited) int { return a.span.Start - b.span.Start })
+	for _, e := range edited {
+		if err := checkAliases(e.Root); err != nil {
+			return nil, err
+		}
+	}
+	return edited, nil
+}
+
+// ApplyUpgrades applies DRA upgrades to documents without text (a KRM
+// function's items). It returns the indexes of the documents removed.
+func ApplyUpgrades(docs []*inventory.Document, ups []*plan.Upgrade) (map[int]bool, error) {
+	removed := map[int]bool{}
+	byIndex := make(map[int]*inventory.Document, len(docs))
+	for _, d := range docs {
+		byIndex[d.Origin.Index] = d
+	}
+	for _, u := range ups {
+		d := byIndex[u.Index]
+		if d == nil {
+			return nil, fmt.Errorf("no document %d", u.Index)
+		}
+		if u.Remove != "" {
+			removed[u.Index] = true
+			continue
+		}
+		if err := Upgrade(d.Node, u); err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", u.Kind, u.Name, err)
+		}
+	}
+	return removed, nil
+}
+
+// takeFields removes fields from map m and returns where the first of them
+// was, and their head comments and line comments joined, for what
+// replaces them.
+func takeFields(m *yaml.Node, fields ...string) (at int, head, line string) {
+	at = -1
+	var heads, lines []string
+	for _, f := range fields {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == f {
+				if at < 0 || i < at {
+					at = i
+				}
+				k, v := m.Content[i], m.Content[i+1]
+				if k.HeadComment != "" {
+					heads = append(heads, k.HeadComment)
+				}
+				for _, c := range []string{k.LineComment, v.LineComment} {
+					if c != "" {
+						lines = append(lines, strings.TrimSpace(strings.TrimPrefix(c, "#")))
+					}
+				}
+				break
+			}
+		}
+		take(m, f)
+	}
+	if len(lines) > 0 {
+		line = "# " + strings.Join(lines, "; ")
+	}
+	return at, strings.Join(heads, "\n"), line
+}
+
+// removeGate removes one feature-gate setting: a featureGates map's key, or
+// "Gate=value" (with one of its commas) from a flag string, in place.
+func removeGate(root *yaml.RNode, g plan.GateEdit) error {
+	if g.Key {
+		parent := strings.TrimSuffix(strings.TrimSuffix(g.Field, g.Gate), ".")
+		m := root
+		if parent != "" {
+			var err error
+			if m, err = lookup(root, parent); err != nil || m == nil {
+				return fmt.Errorf("feature gates at %s not found", parent)
+			}
+		}
+		clearField(m, g.Gate)
+		return nil
+	}
+	chain := walk(root.YNode(), parsePath(g.Field))
+	if len(chain) == 0 || chain[len(chain)-1].Kind != yaml.ScalarNode {
+		return fmt.Errorf("feature-gate setting at %s not found", g.Field)
+	}
+	n := chain[len(chain)-1]
+	n.Value = withoutGate(n.Value, g.Gate)
+	if strings.TrimSpace(n.Value) != "" && strings.TrimSpace(n.Value) != "--feature-gates=" || len(chain) < 2 {
+		return nil
+	}
+	// A flag or argument left with no gates goes: the "--feature-gates="
+	// item of a command, the feature-gates key of kubeadm's extraArgs map,
+	// or the {name: feature-gates, value} entry of its list form.
+	parent := chain[len(chain)-2]
+	switch {
+	case parent.Kind == yaml.SequenceNode:
+		remove(parent, n)
+	case parent.Kind == yaml.MappingNode && len(chain) >= 3 && scalarField(parent, "name") == "feature-gates" && chain[len(chain)-3].Kind == yaml.SequenceNode:
+		remove(chain[len(chain)-3], parent)
+	case parent.Kind == yaml.MappingNode:
+		remove(parent, n)
+	}
+	return nil
+}
+
+// scalarField is the value of key in map m when it is a scalar, else "".
+func scalarField(m *yaml.Node, key string) string {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.ScalarNode {
+			return m.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
+// withoutGate removes every "gate=value" from comma-separated flag text,
+// with the comma that joined it to its neighbours.
+func withoutGate(s, gate string) string {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(gate) + `\s*=\s*[A-Za-z0-9]*`)
+	ms := re.FindAllStringIndex(s, -1)
+	for i := len(ms) - 1; i >= 0; i-- {
+		start, end := ms[i][0], ms[i][1]
+		before := strings.TrimRight(s[:start], " ")
+		after := strings.TrimLeft(s[end:], " ")
+		switch {
+		case strings.HasSuffix(before, ","):
+			s = strings.TrimSuffix(before, ",") + s[end:]
+		case strings.HasPrefix(after, ","):
+			s = s[:start] + strings.TrimPrefix(after, ",")
+		default:
+			s = s[:start] + s[end:]
+		}
+	}
+	return s
+}
