@@ -107,6 +107,7 @@ func (b *builder) frameworks(dp *DocPlan, pods []*pod) {
 	if len(dp.Pods) == 0 {
 		return
 	}
+	b.oneRefPerClaim(dp, pods)
 	b.kserveMode(pods)
 	for _, pd := range pods {
 		b.rayNumGPUs(dp, pd)

@@ -1,9 +1,13 @@
 package plan_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	resourcev1 "k8s.io/api/resource/v1"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -223,3 +227,58 @@ func TestComputeDomain(t *testing.T) {
 }
 
 func yamlLookup(path ...string) yaml.Filter { return yaml.Lookup(path...) }
+
+// threeRequests puts every request of a pod into one claim, one request each.
+type threeRequests struct{}
+
+func (threeRequests) Resolve(pod rules.Pod, _ rules.Options) (rules.Resolution, error) {
+	c := rules.Claim{Name: "devs"}
+	var res rules.Resolution
+	for i, r := range pod.Requests {
+		name := fmt.Sprintf("r%d", i)
+		c.Spec.Devices.Requests = append(c.Spec.Devices.Requests, resourcev1.DeviceRequest{Name: name,
+			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "x.example.com", Count: 1}})
+		res.Decisions = append(res.Decisions, rules.Decision{Status: rules.Mappable, Claim: 0, Request: name, DeviceClass: "x.example.com", Count: 1})
+		_ = r
+	}
+	res.Claims = []rules.Claim{c}
+	return res, nil
+}
+
+// TestOneRefPerClaim: a container names each claim once (a container's
+// claims are a list map keyed by name: CRD schemas reject duplicates), and
+// one that used only some of a claim's requests is told it sees them all.
+func TestOneRefPerClaim(t *testing.T) {
+	t.Parallel()
+	a := fw("kubeflow.org/v2beta1", "MPIJob", "j", "spec.mpiReplicaSpecs.Worker.template.spec", "main", "example.com/a", "1", &inventory.Workload{})
+	b := a
+	b.Resource, b.Line = "example.com/b", 11
+	side := a
+	side.Container, side.ContainerIndex, side.Resource, side.Line = "side", 1, "example.com/c", 12
+	for _, tt := range []struct {
+		name     string
+		findings []inventory.Finding
+		want     map[string][]plan.ContainerClaim
+		warn     bool
+	}{
+		{name: "all requests of the claim", findings: []inventory.Finding{a, b},
+			want: map[string][]plan.ContainerClaim{"main": {{Name: "devs"}}}},
+		{name: "some requests of the claim", findings: []inventory.Finding{a, b, side},
+			want: map[string][]plan.ContainerClaim{"main": {{Name: "devs"}}, "side": {{Name: "devs", Request: "r2"}}}, warn: true},
+	} {
+		p, err := plan.Build(tt.findings, threeRequests{}, realOpts(plan.Claims, 34))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]plan.ContainerClaim{}
+		for _, c := range docPlan(t, p).Pods[0].Containers {
+			got[c.Name] = c.Claims
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s: container claims (-want +got):\n%s", tt.name, diff)
+		}
+		if warned := slices.Contains(rulesOf(p), plan.RuleClaimRequests); warned != tt.warn {
+			t.Errorf("%s: %s reported %v, want %v: %v", tt.name, plan.RuleClaimRequests, warned, tt.warn, p.Diagnostics)
+		}
+	}
+}
