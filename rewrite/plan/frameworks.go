@@ -17,7 +17,8 @@ import (
 // Rule ids of what migrate knows about the frameworks around a pod.
 const (
 	// RuleKnative: a Knative Service (or a KServe InferenceService that
-	// Knative runs) would be rejected with resources.claims.
+	// Knative runs, or an MXJob, whose CRD predates claims) would be
+	// rejected with resource claims.
 	RuleKnative = "migrate/knative"
 	// RuleKServeMode: an InferenceService without a deployment mode, which
 	// Knative runs when KServe's default is Serverless.
@@ -49,13 +50,19 @@ const (
 const knativeFix = "use --strategy extended-resource (or auto): a DeviceClass with extendedResourceName serves the unchanged request (KEP-5004, on by default from Kubernetes 1.36), and the Service keeps only limits"
 
 // knative says why a pod template cannot take resource claims because
-// Knative Serving runs it, and what to do instead; ok is false otherwise.
-// Knative's webhook keeps only limits and requests of container resources
-// and has no pod resourceClaims (knative/serving
-// pkg/apis/serving/fieldmask.go, ResourceRequirementsMask), and its CRDs'
-// schemas have neither field.
+// Knative Serving runs it (or because its kind's CRD predates them), and
+// what to do instead; ok is false otherwise. Knative's webhook keeps only
+// limits and requests of container resources and has no pod
+// resourceClaims (knative/serving pkg/apis/serving/fieldmask.go,
+// ResourceRequirementsMask), and its CRDs' schemas have neither field.
 func knative(f inventory.Finding) (why, fix string, ok bool) {
 	switch g := apiGroup(f.APIVersion); {
+	case g == "kubeflow.org" && f.Kind == "MXJob":
+		// MXJob left the training operator in v1.8: the last CRD that
+		// serves it (v1.7.0) embeds a pod spec from before
+		// resourceClaimTemplateName and rejects it.
+		return "the MXJob CRD (Kubeflow training operator v1.7, the last release with MXJob) embeds a pod spec from before resource.k8s.io/v1 and rejects resourceClaimTemplateName",
+			"use --strategy extended-resource (or auto): a DeviceClass with extendedResourceName serves the unchanged request (KEP-5004, on by default from Kubernetes 1.36); or move the job to a kind whose operator takes claims (PyTorchJob, Trainer)", true
 	case g == "serving.knative.dev":
 		return "Knative Serving's webhook rejects resources.claims and pod resourceClaims (it allows only limits and requests in container resources)", knativeFix, true
 	case g == "serving.kserve.io" && f.Kind == "InferenceService" && f.Workload != nil:

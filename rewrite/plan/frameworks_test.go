@@ -54,20 +54,21 @@ func TestKnative(t *testing.T) {
 	standard := fw("serving.kserve.io/v1beta1", "InferenceService", "isvc", "spec.predictor", "kserve-container", "nvidia.com/gpu", "1",
 		&inventory.Workload{Annotations: map[string]string{plan.KServeModeAnnotation: "Standard"}})
 
+	mxjob := fw("kubeflow.org/v1", "MXJob", "mx", "spec.mxReplicaSpecs.Worker.template.spec", "mxnet", "nvidia.com/gpu", "1", &inventory.Workload{})
 	for _, tt := range []struct {
 		f    inventory.Finding
 		want rules.Status
-	}{{svc, rules.Lossy}, {serverless, rules.Lossy}, {standard, rules.Mappable}} {
+	}{{svc, rules.Lossy}, {serverless, rules.Lossy}, {standard, rules.Mappable}, {mxjob, rules.Lossy}} {
 		items := plan.Items([]inventory.Finding{tt.f}, rules.Default(), plan.ItemOptions{Rules: rules.Options{Target: rules.Version{Major: 1, Minor: 34}}})
 		if got := items[0].Status; got != tt.want {
 			t.Errorf("%s %s: scan status %s, want %s (%s)", tt.f.Kind, tt.f.Workload.Annotations, got, tt.want, items[0].Message())
 		}
-		if tt.want == rules.Lossy && (!strings.Contains(items[0].Mapping.Loss, "rejects resources.claims") || !strings.Contains(items[0].Mapping.Fix, "extended-resource")) {
+		if tt.want == rules.Lossy && (!strings.Contains(items[0].Mapping.Loss, "rejects") || !strings.Contains(items[0].Mapping.Fix, "extended-resource")) {
 			t.Errorf("%s: the loss must give the reason and the extended-resource fix: %q / %q", tt.f.Kind, items[0].Mapping.Loss, items[0].Mapping.Fix)
 		}
 	}
 
-	for _, f := range []inventory.Finding{svc, serverless} {
+	for _, f := range []inventory.Finding{svc, serverless, mxjob} {
 		p, err := plan.Build([]inventory.Finding{f}, rules.Default(), realOpts(plan.Claims, 34))
 		if err != nil {
 			t.Fatal(err)
