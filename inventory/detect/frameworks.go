@@ -14,7 +14,7 @@ import (
 // without it) and how the group counts its pods.
 var groupKinds = map[string]struct {
 	suffix string
-	count  func(group *yaml.Node, path string) int
+	count  func(root, group *yaml.Node, path string) int
 }{
 	"kubeflow.org/PyTorchJob":                     {".template.spec", replicas},
 	"kubeflow.org/TFJob":                          {".template.spec", replicas},
@@ -74,7 +74,7 @@ func (w *walk) workload(s spec) *inventory.Workload {
 	if group != "spec" {
 		wl.Group = group
 	}
-	wl.Replicas = gk.count(g, s.path)
+	wl.Replicas = gk.count(w.root, g, s.path)
 	if p := get(g, "rayStartParams"); p != nil && p.Kind == yaml.MappingNode {
 		wl.RayStartParams = map[string]string{}
 		stringMap(p, wl.RayStartParams)
@@ -91,16 +91,16 @@ func (w *walk) group() string {
 }
 
 // replicas is a group's replicas (1 when absent, as the operators default).
-func replicas(g *yaml.Node, _ string) int { return intField(g, "replicas", 1) }
+func replicas(_, g *yaml.Node, _ string) int { return intField(g, "replicas", 1) }
 
 // jobsetPods is a replicated job's pods: replicas jobs of parallelism pods.
-func jobsetPods(g *yaml.Node, _ string) int {
+func jobsetPods(_, g *yaml.Node, _ string) int {
 	return intField(g, "replicas", 1) * intField(get(get(g, "template"), "spec"), "parallelism", 1)
 }
 
 // rayPods is a Ray group's pods: one head, or replicas (else minReplicas)
 // workers of numOfHosts pods each.
-func rayPods(g *yaml.Node, path string) int {
+func rayPods(_, g *yaml.Node, path string) int {
 	if strings.Contains(path, "headGroupSpec") {
 		return 1
 	}
@@ -108,17 +108,19 @@ func rayPods(g *yaml.Node, path string) int {
 	return n * intField(g, "numOfHosts", 1)
 }
 
-// lwsPods is a LeaderWorkerSet group's pods of one template: the leader,
-// or size-1 workers (size pods when there is no leader template).
-func lwsPods(g *yaml.Node, path string) int {
+// lwsPods is a LeaderWorkerSet's pods of one template: in each of its
+// replicas groups, the leader, or size-1 workers (size pods when there is
+// no leader template).
+func lwsPods(root, g *yaml.Node, path string) int {
+	groups := intField(get(root, "spec"), "replicas", 1)
 	size := intField(g, "size", 1)
 	switch {
 	case strings.HasSuffix(path, "leaderTemplate.spec"):
-		return 1
+		return groups
 	case get(g, "leaderTemplate") == nil:
-		return size
+		return groups * size
 	}
-	return max(size-1, 0)
+	return groups * max(size-1, 0)
 }
 
 func intField(m *yaml.Node, key string, def int) int {

@@ -44,11 +44,12 @@ spec:
 				NodeLabels: map[string][]string{"node.kubernetes.io/instance-type": {"p6e-gb200.36xlarge"}}}},
 		},
 		{
-			name: "LeaderWorkerSet: the leader and size-1 workers",
+			name: "LeaderWorkerSet: the leader and size-1 workers of each group",
 			src: `apiVersion: leaderworkerset.x-k8s.io/v1
 kind: LeaderWorkerSet
 metadata: {name: l}
 spec:
+  replicas: 2
   leaderWorkerTemplate:
     size: 4
     leaderTemplate:
@@ -64,8 +65,8 @@ spec:
                 - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-GB200]}
         containers: [{name: c, resources: {limits: {nvidia.com/gpu: 4}}}]`,
 			want: map[string]inventory.Workload{
-				"spec.leaderWorkerTemplate.leaderTemplate.spec": {Replicas: 1, Group: "spec.leaderWorkerTemplate"},
-				"spec.leaderWorkerTemplate.workerTemplate.spec": {Replicas: 3, Group: "spec.leaderWorkerTemplate",
+				"spec.leaderWorkerTemplate.leaderTemplate.spec": {Replicas: 2, Group: "spec.leaderWorkerTemplate"},
+				"spec.leaderWorkerTemplate.workerTemplate.spec": {Replicas: 6, Group: "spec.leaderWorkerTemplate",
 					NodeLabels: map[string][]string{"nvidia.com/gpu.product": {"NVIDIA-GB200"}}},
 			},
 		},
