@@ -9,7 +9,8 @@ import (
 )
 
 // setFields applies a DocPlan's Sets: each map is found (or created under
-// its existing parent) and the field added unless it is there already.
+// its existing parent) and the field added unless it is there already
+// (or replaced, when the set says so).
 func setFields(root *yaml.RNode, sets []plan.FieldSet) error {
 	for _, fs := range sets {
 		parts := parsePath(fs.Map)
@@ -24,7 +25,7 @@ func setFields(root *yaml.RNode, sets []plan.FieldSet) error {
 		if err != nil || m == nil || m.YNode().Kind != yaml.MappingNode {
 			return fmt.Errorf("%s is not a map", fs.Map)
 		}
-		if m.Field(fs.Field) != nil {
+		if m.Field(fs.Field) != nil && !fs.Replace {
 			continue
 		}
 		v := yaml.NewStringRNode(fs.Value)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -23,7 +24,8 @@ const (
 	// RuleKServeMode: an InferenceService without a deployment mode, which
 	// Knative runs when KServe's default is Serverless.
 	RuleKServeMode = "migrate/kserve-deployment-mode"
-	// RuleRayNumGPUs: rayStartParams.num-gpus set from the device count.
+	// RuleRayNumGPUs: rayStartParams.num-gpus (or resources, for TPUs and
+	// NeuronCores) set from the device count.
 	RuleRayNumGPUs = "migrate/ray-num-gpus"
 	// RuleKueue: a claim shape Kueue cannot admit, in a Kueue queue.
 	RuleKueue = "migrate/kueue-inadmissible"
@@ -118,6 +120,7 @@ func (b *builder) frameworks(dp *DocPlan, pods []*pod) {
 	b.kserveMode(pods)
 	for _, pd := range pods {
 		b.rayNumGPUs(dp, pd)
+		b.rayAccelerator(dp, pd)
 		b.kueue(pd)
 	}
 	b.karpenter(pods)
@@ -176,6 +179,62 @@ func (b *builder) rayNumGPUs(dp *DocPlan, pd *pod) {
 	dp.Sets = append(dp.Sets, FieldSet{Map: wl.Group + ".rayStartParams", Field: "num-gpus", Value: strconv.Itoa(n)})
 	b.diag(inventory.Info, RuleRayNumGPUs, f,
 		fmt.Sprintf("set %s.rayStartParams.num-gpus: %q: KubeRay derives Ray's GPU count from the %s limit of the Ray container, which is now a claim; without it Ray would see no GPU on this group", wl.Group, strconv.Itoa(n), f.Resource), "")
+}
+
+// rayAccelerators are the accelerators KubeRay turns into a Ray custom
+// resource in rayStartParams.resources (customAcceleratorToRayResourceMap
+// in ray-operator/controllers/ray/common/pod.go).
+var rayAccelerators = map[string]string{
+	"aws.amazon.com/neuroncore": "neuron_cores",
+	"google.com/tpu":            "TPU",
+}
+
+// rayAccelerator adds the Ray custom resource KubeRay derived from the Ray
+// container's TPU or NeuronCore limit, which migration moves to a claim,
+// to the group's rayStartParams.resources (unless one is there already):
+// Ray tasks that ask for {"TPU": 4} would otherwise never be placed.
+func (b *builder) rayAccelerator(dp *DocPlan, pd *pod) {
+	f0 := pd.findings[0]
+	wl := f0.Workload
+	if apiGroup(f0.APIVersion) != "ray.io" || wl == nil || wl.Group == "" {
+		return
+	}
+	res := map[string]float64{}
+	raw, had := wl.RayStartParams["resources"]
+	if had {
+		if err := json.Unmarshal([]byte(strings.Trim(raw, "'\"` ")), &res); err != nil {
+			return // KubeRay cannot read it either
+		}
+	}
+	for _, name := range rayAccelerators {
+		if _, ok := res[name]; ok {
+			return
+		}
+	}
+	var keys []int
+	for i, f := range pd.findings {
+		if _, ok := rayAccelerators[f.Resource]; ok && f.ContainerType == inventory.Container && f.ContainerIndex == 0 && decision(pd.res, i).Claim >= 0 {
+			keys = append(keys, i)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	sort.SliceStable(keys, func(a, c int) bool { return pd.findings[keys[a]].Resource < pd.findings[keys[c]].Resource })
+	f := pd.findings[keys[0]]
+	n, err := strconv.Atoi(f.Quantity())
+	if err != nil || n <= 0 {
+		return
+	}
+	res[rayAccelerators[f.Resource]] = float64(n)
+	js, err := json.Marshal(res)
+	if err != nil {
+		return
+	}
+	value := "'" + string(js) + "'" // as KubeRay writes it
+	dp.Sets = append(dp.Sets, FieldSet{Map: wl.Group + ".rayStartParams", Field: "resources", Value: value, Replace: had})
+	b.diag(inventory.Info, RuleRayNumGPUs, f,
+		fmt.Sprintf("set %s.rayStartParams.resources: %s: KubeRay derives Ray's %s resource from the %s limit of the Ray container, which is now a claim; without it Ray tasks that ask for %s are never placed", wl.Group, value, rayAccelerators[f.Resource], f.Resource, rayAccelerators[f.Resource]), "")
 }
 
 // kueue warns when a pod in a Kueue queue gets a claim Kueue cannot admit

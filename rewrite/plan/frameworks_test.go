@@ -128,6 +128,35 @@ func TestRayNumGPUs(t *testing.T) {
 	}
 }
 
+// TestRayAccelerators: KubeRay turns a TPU or NeuronCore limit into a Ray
+// custom resource; migrate adds it to rayStartParams.resources, keeping
+// the resources there, unless one of them is already an accelerator.
+func TestRayAccelerators(t *testing.T) {
+	t.Parallel()
+	path := "spec.workerGroupSpecs[groupName=tpu].template.spec"
+	for _, tt := range []struct {
+		name   string
+		params map[string]string
+		want   []plan.FieldSet
+	}{
+		{name: "no resources", want: []plan.FieldSet{{Map: "spec.workerGroupSpecs[groupName=tpu].rayStartParams", Field: "resources", Value: `'{"TPU":4}'`}}},
+		{name: "other resources kept", params: map[string]string{"resources": `'{"custom": 1}'`},
+			want: []plan.FieldSet{{Map: "spec.workerGroupSpecs[groupName=tpu].rayStartParams", Field: "resources", Value: `'{"TPU":4,"custom":1}'`, Replace: true}}},
+		{name: "TPU set by the group", params: map[string]string{"resources": `'{"TPU": 8}'`}},
+		{name: "resources KubeRay cannot read either", params: map[string]string{"resources": `{oops`}},
+	} {
+		f := fw("ray.io/v1", "RayCluster", "rc", path, "ray-worker", "google.com/tpu", "4",
+			&inventory.Workload{Group: "spec.workerGroupSpecs[groupName=tpu]", RayStartParams: tt.params})
+		p, err := plan.Build([]inventory.Finding{f}, rules.Default(), realOpts(plan.Claims, 34))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dp := docPlan(t, p); !slices.Equal(dp.Sets, tt.want) {
+			t.Errorf("%s: sets %v, want %v", tt.name, dp.Sets, tt.want)
+		}
+	}
+}
+
 // TestKueueAndKarpenter: claim shapes Kueue cannot admit are flagged in a
 // Kueue queue only; pods on Karpenter nodes are told that provisioning
 // ignores their claims.

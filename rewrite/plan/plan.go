@@ -84,11 +84,13 @@ type DocPlan struct {
 
 // FieldSet sets one string field of a document: Map is the path of the
 // map holding it (in the syntax of PodEdit.Path; created when missing),
-// Field its key. A field already present is left as it is.
+// Field its key. A field already present is left as it is, unless
+// Replace: then Value was computed from the value there.
 type FieldSet struct {
-	Map   string `yaml:"map" json:"map"`
-	Field string `yaml:"field" json:"field"`
-	Value string `yaml:"value" json:"value"`
+	Map     string `yaml:"map" json:"map"`
+	Field   string `yaml:"field" json:"field"`
+	Value   string `yaml:"value" json:"value"`
+	Replace bool   `yaml:"replace,omitempty" json:"replace,omitempty"`
 }
 
 // PodEdit is the edits to one pod template.
