@@ -144,9 +144,6 @@ type Finding struct {
 
 	// Hints are the device-related scheduling hints of the same pod template.
 	Hints []Hint `json:"hints,omitempty"`
-	// PodClaims are the names of the pod template's resourceClaims already
-	// there (a half-migrated pod): new claims take other names.
-	PodClaims []string `json:"-"`
 	// Ignore is the reason given in a kubedra.io/ignore annotation on the
 	// workload (or its pod template), "" when there is none. A present
 	// annotation with an empty value is reported as IgnoreInvalid.
@@ -155,6 +152,40 @@ type Finding struct {
 	// Generic is true when the pod template was found by the fallback for
 	// unknown kinds, not by a known kind's schema.
 	Generic bool `json:"generic,omitempty"`
+	// Workload is what the object around the pod template tells the
+	// frameworks that run it (queue labels, replica counts, KubeRay's
+	// rayStartParams); the findings of one pod template share it. Nil for
+	// findings of the generic fallback.
+	Workload *Workload `json:"-"`
+}
+
+// Workload is what an object says around one of its pod templates that
+// matters to the frameworks running it: Kueue, Karpenter, KubeRay, Knative,
+// KServe, multi-node jobs.
+type Workload struct {
+	// Labels and Annotations are the object's, with its pod template's
+	// metadata over them.
+	Labels      map[string]string
+	Annotations map[string]string
+	// NodeLabels are the node labels the pod template requires: its
+	// nodeSelector, and the keys and values of required node-affinity
+	// expressions (no values for Exists).
+	NodeLabels map[string][]string
+	// Replicas is how many pods of this template the workload runs at once
+	// (a replica group's replicas, times a JobSet job's parallelism; a
+	// LeaderWorkerSet group's workers), 0 when the kind has no such count.
+	Replicas int
+	// Group is the path of the replica group holding the pod template
+	// (spec.workerGroupSpecs[groupName=gpu], spec.headGroupSpec), "" when
+	// none.
+	Group string
+	// RayStartParams are a KubeRay group's rayStartParams (nil when the
+	// group has none).
+	RayStartParams map[string]string
+	// PodClaims are the names of the pod-level resourceClaims the pod
+	// template already has (a half-migrated pod): new claims take other
+	// names.
+	PodClaims []string
 }
 
 // Quantity returns the quantity that counts for scheduling: the limit when

@@ -333,7 +333,7 @@ func Document(root *yaml.RNode, dp *plan.DocPlan) error {
 			return err
 		}
 	}
-	return nil
+	return setFields(root, dp.Sets)
 }
 
 func container(spec *yaml.RNode, ce plan.ContainerEdit) error {

@@ -262,97 +262,79 @@ func choose(pool []*entry, need int64) []*entry {
 }
 
 // pack assigns entries to claims (entry.bin) and returns how many there
-// are: one claim when everything fits, else first fit of the units that
-// must stay together — the containers that share devices — then of each
-// container's requests, then of single requests.
+// are. Two rules hold for every claim: it is within the API's limits (32
+// devices, requests and configs), and every container uses either one of
+// its requests or all of them, because a container names a claim at most
+// once (resources.claims is a list keyed by name; naming a claim without a
+// request gives all of its devices). One claim when both hold for all the
+// pod's requests; else first fit of each container's requests together,
+// then of single requests.
 func pack(pod Pod, entries []*entry) int {
-	fits := func(es []*entry, devs, reqs, cfgs int64) bool {
+	fits := func(es []*entry) bool {
+		var devs, cfgs int64
 		for _, e := range es {
 			devs += e.spec.Count
-			reqs++
 			cfgs += int64(len(e.cfg))
 		}
-		return devs <= maxClaimDevices && reqs <= maxClaimRequests && cfgs <= maxClaimConfigs
+		return devs <= maxClaimDevices && len(es) <= maxClaimRequests && cfgs <= maxClaimConfigs
 	}
-	if fits(entries, 0, 0, 0) {
-		return 1
-	}
-	// Units: containers joined by the requests they share (an init
-	// container and the app container whose devices it reuses).
-	parent := map[string]string{}
-	var find func(string) string
-	find = func(k string) string {
-		if p, ok := parent[k]; ok && p != k {
-			r := find(p)
-			parent[k] = r
-			return r
-		}
-		parent[k] = k
-		return k
-	}
-	for _, e := range entries {
-		a := find(containerKey(pod.Requests[e.owner]))
-		for _, u := range e.users {
-			if b := find(containerKey(pod.Requests[u])); b != a {
-				parent[b] = a
-			}
-		}
-	}
-	var order []string
-	units := map[string][]*entry{}
-	for _, e := range entries {
-		k := find(containerKey(pod.Requests[e.owner]))
-		if _, ok := units[k]; !ok {
-			order = append(order, k)
-		}
-		units[k] = append(units[k], e)
-	}
-	type bin struct{ devs, reqs, cfgs int64 }
-	var bins []bin
-	place := func(es []*entry) bool {
-		for b := range bins {
-			if fits(es, bins[b].devs, bins[b].reqs, bins[b].cfgs) {
-				for _, e := range es {
-					e.bin = b
-					bins[b].devs += e.spec.Count
-					bins[b].reqs++
-					bins[b].cfgs += int64(len(e.cfg))
-				}
-				return true
-			}
-		}
-		if !fits(es, 0, 0, 0) {
-			return false
-		}
-		bins = append(bins, bin{})
+	// valid: each container uses one request of the claim, or all of them.
+	valid := func(es []*entry) bool {
+		uses := map[string]int{}
 		for _, e := range es {
-			e.bin = len(bins) - 1
-			bins[len(bins)-1].devs += e.spec.Count
-			bins[len(bins)-1].reqs++
-			bins[len(bins)-1].cfgs += int64(len(e.cfg))
+			seen := map[string]bool{}
+			for _, u := range e.users {
+				k := containerKey(pod.Requests[u])
+				if !seen[k] {
+					seen[k] = true
+					uses[k]++
+				}
+			}
+		}
+		for _, n := range uses {
+			if n > 1 && n < len(es) {
+				return false
+			}
 		}
 		return true
 	}
+	if fits(entries) && valid(entries) {
+		return 1
+	}
+	var bins [][]*entry
+	place := func(es []*entry) bool {
+		for b := range bins {
+			if cand := append(slices.Clone(bins[b]), es...); fits(cand) && valid(cand) {
+				bins[b] = cand
+				return true
+			}
+		}
+		if !fits(es) || !valid(es) {
+			return false
+		}
+		bins = append(bins, slices.Clone(es))
+		return true
+	}
+	var order []string
+	byContainer := map[string][]*entry{}
+	for _, e := range entries {
+		k := containerKey(pod.Requests[e.owner])
+		if _, ok := byContainer[k]; !ok {
+			order = append(order, k)
+		}
+		byContainer[k] = append(byContainer[k], e)
+	}
 	for _, k := range order {
-		if place(units[k]) {
+		if place(byContainer[k]) {
 			continue
 		}
-		byContainer := map[string][]*entry{}
-		var cs []string
-		for _, e := range units[k] {
-			ck := containerKey(pod.Requests[e.owner])
-			if _, ok := byContainer[ck]; !ok {
-				cs = append(cs, ck)
-			}
-			byContainer[ck] = append(byContainer[ck], e)
+		for _, e := range byContainer[k] {
+			place([]*entry{e}) // one request always fits, and is valid, in a claim of its own
 		}
-		for _, ck := range cs {
-			if place(byContainer[ck]) {
-				continue
-			}
-			for _, e := range byContainer[ck] {
-				place([]*entry{e}) // one entry always fits an empty claim
-			}
+	}
+	for b, es := range bins {
+		for _, e := range es {
+			e.bin = b
 		}
 	}
 	return len(bins)

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,8 +20,9 @@ import (
 // fit plugin uses for extended resources): the pod asks for exactly as many
 // devices of each class as the device plugin would have handed out, every
 // container sees at least its own devices and long-lived ones exactly
-// theirs, containers running at the same time never share a device, and no
-// claim holds more than the API allows.
+// theirs, containers running at the same time never share a device, a
+// container uses one request of a claim or all of them (it names a claim
+// once), and no claim holds more than the API allows.
 func TestResolveCountsLikeTheScheduler(t *testing.T) {
 	t.Parallel()
 	s := Default()
@@ -115,6 +117,24 @@ func TestResolveCountsLikeTheScheduler(t *testing.T) {
 			wantSee, _ := parseCount(reqs[i].Quantity)
 			if sees < wantSee || reqs[i].ContainerType != inventory.InitContainer && sees != wantSee {
 				t.Fatalf("%s\nrequest %d (%s of %s) sees %d devices, asked %d", desc, i, reqs[i].Resource, reqs[i].Container, sees, wantSee)
+			}
+		}
+		// A container names a claim once: it uses one of its requests, or all.
+		uses := map[string]map[string]bool{} // container/claim -> requests
+		for i, d := range res.Decisions {
+			for _, ref := range d.Refs {
+				k := string(reqs[i].ContainerType) + "/" + reqs[i].Container + "\x00" + fmt.Sprint(ref.Claim)
+				if uses[k] == nil {
+					uses[k] = map[string]bool{}
+				}
+				uses[k][ref.Request] = true
+			}
+		}
+		for k, used := range uses {
+			var ci int
+			fmt.Sscan(k[strings.IndexByte(k, 0)+1:], &ci)
+			if n := len(res.Claims[ci].Spec.Devices.Requests); len(used) > 1 && len(used) < n {
+				t.Fatalf("%s\ncontainer %q uses %d of the %d requests of claim %s", desc, k[:strings.IndexByte(k, 0)], len(used), n, res.Claims[ci].Name)
 			}
 		}
 		for i, d := range res.Decisions {

@@ -118,14 +118,17 @@ func TestResolveShapes(t *testing.T) {
 				"mappable claim=0 request=gpu count=8", "mappable claim=1 request=efa count=32"},
 		},
 		{
-			name: "a p5 job: 8 GPUs and 32 EFA in one container, 1 and 1 in another; each claim at most 32 devices",
+			name: "a p5 job: 8 GPUs and 32 EFA in one container, 1 and 1 in another; each claim at most 32 devices, each used by a container whole or by one request",
 			pod: Pod{Requests: []PodRequest{req("main", "nvidia.com/gpu", "8"), req("main", "vpc.amazonaws.com/efa", "32"),
 				{Container: "side", ContainerIndex: 1, ContainerType: inventory.Container, Resource: "nvidia.com/gpu", Quantity: "1"},
 				{Container: "side", ContainerIndex: 1, ContainerType: inventory.Container, Resource: "vpc.amazonaws.com/efa", Quantity: "1"}}},
-			want: []string{"claim gpu-efa gpu-main:gpu.nvidia.com:8 gpu-side:gpu.nvidia.com:1 efa-side:efa.networking.k8s.aws:1 match(gpu-side,efa-side)=resource.kubernetes.io/pcieRoot",
-				"claim efa efa-main:efa.networking.k8s.aws:32",
+			// The side container's GPU and EFA would be two of three requests
+			// of the first claim, and a container names a claim once: it gets
+			// a claim of its own.
+			want: []string{"claim gpu gpu-main:gpu.nvidia.com:8", "claim efa efa-main:efa.networking.k8s.aws:32",
+				"claim gpu-efa gpu-side:gpu.nvidia.com:1 efa-side:efa.networking.k8s.aws:1 match(gpu-side,efa-side)=resource.kubernetes.io/pcieRoot",
 				"mappable claim=0 request=gpu-main count=8", "mappable claim=1 request=efa-main count=32",
-				"mappable claim=0 request=gpu-side count=1", "mappable claim=0 request=efa-side count=1"},
+				"mappable claim=2 request=gpu-side count=1", "mappable claim=2 request=efa-side count=1"},
 		},
 		{
 			name: "a request of more than 32 devices is split in requests of at most 32",

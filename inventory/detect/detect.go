@@ -275,17 +275,17 @@ func (w *walk) scanSpec(s spec) {
 		}
 		hints = append(hints, Hints(s.node, s.path)...)
 	}
-	var podClaims []string
-	if seq := get(s.node, "resourceClaims"); seq != nil && seq.Kind == yaml.SequenceNode {
-		for _, c := range seq.Content {
-			if n := scalar(get(c, "name")); n != "" {
-				podClaims = append(podClaims, n)
-			}
-		}
-	}
 	ignore := w.ignore
 	if ignore == nil && s.parent != nil {
 		ignore = annotation(get(s.parent, "metadata"), IgnoreAnnotation)
+	}
+	// The workload's facts are read once, for pod templates with requests.
+	var wl *inventory.Workload
+	workload := func() *inventory.Workload {
+		if wl == nil && !s.generic {
+			wl = w.workload(s)
+		}
+		return wl
 	}
 	emit := func(c *yaml.Node, idx int, name, listPath string, ct inventory.ContainerType) {
 		for _, r := range requests(c) {
@@ -293,7 +293,8 @@ func (w *walk) scanSpec(s spec) {
 				Origin: w.doc.Origin, Line: r.line, Column: r.column,
 				APIVersion: w.apiVersion, Kind: w.kind, Namespace: w.namespace, Name: w.name,
 				PodTemplatePath: s.path, Container: name, ContainerIndex: idx, ContainerType: ct,
-				Resource: r.name, Limit: r.limit, Request: r.request, Hints: hints, PodClaims: podClaims, Generic: s.generic,
+				Resource: r.name, Limit: r.limit, Request: r.request, Hints: hints, Generic: s.generic,
+				Workload: workload(),
 			}
 			if ignore != nil {
 				f.Ignore = *ignore
@@ -374,7 +375,7 @@ func (w *walk) scanSpec(s spec) {
 					Origin: w.doc.Origin, Line: key.Line, Column: key.Column,
 					APIVersion: w.apiVersion, Kind: w.kind, Namespace: w.namespace, Name: w.name,
 					PodTemplatePath: s.path, Container: lastSegment(s.path), ContainerType: inventory.Container,
-					Resource: name, Limit: scalar(get(g, "quantity")), Hints: hints,
+					Resource: name, Limit: scalar(get(g, "quantity")), Hints: hints, Workload: workload(),
 				}
 				if ignore != nil {
 					f.Ignore = *ignore

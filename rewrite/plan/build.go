@@ -365,7 +365,7 @@ func (b *builder) doc(d *doc) {
 				b.diag(inventory.Warning, RuleUnmapped, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
 			}
 		}
-		if mapped {
+		if mapped && (b.opts.Strategy != Claims || len(b.knativeLeft([]*pod{pd})) > 0) {
 			active = append(active, pd)
 		}
 	}
@@ -376,6 +376,11 @@ func (b *builder) doc(d *doc) {
 	strategy, why := b.choose(active)
 	if b.opts.Strategy == Auto {
 		b.res.Workloads = append(b.res.Workloads, WorkloadChoice{File: first.Origin.Path, Line: first.Line, Object: object, Strategy: strategy, Why: why})
+	}
+	if strategy == Claims && b.opts.Strategy == Auto {
+		if active = b.knativeLeft(active); len(active) == 0 {
+			return
+		}
 	}
 	if strategy == ExtendedResource {
 		b.extended(active)
@@ -393,6 +398,7 @@ func (b *builder) doc(d *doc) {
 		return
 	}
 	b.claims(d, dp, active)
+	b.frameworks(dp, active)
 }
 
 // choose picks the strategy for one workload and says why.
@@ -494,8 +500,10 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 		// Pod claim names: the rules' unless the pod already has a claim by
 		// that name (a half-migrated pod), which is never reused.
 		taken := map[string]bool{}
-		for _, n := range pd.findings[0].PodClaims {
-			taken[n] = true
+		if w := pd.findings[0].Workload; w != nil {
+			for _, n := range w.PodClaims {
+				taken[n] = true
+			}
 		}
 		for ci, c := range pd.res.Claims {
 			used := false

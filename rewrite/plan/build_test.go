@@ -282,7 +282,8 @@ func TestBuildContainerClaims(t *testing.T) {
 	want := []plan.ContainerEdit{
 		{Type: inventory.InitContainer, Name: "init", Remove: []string{"nvidia.com/gpu"}, Claims: []plan.ContainerClaim{{Name: "gpu"}}},
 		{Type: inventory.Container, Name: "main", Remove: []string{"aws.amazon.com/neuron", "vpc.amazonaws.com/efa", "nvidia.com/gpu"},
-			Claims: []plan.ContainerClaim{{Name: "neuron-efa", Request: "neuron"}, {Name: "neuron-efa", Request: "efa"}, {Name: "gpu-2"}}},
+			// One entry per claim: the container uses both requests of neuron-efa.
+			Claims: []plan.ContainerClaim{{Name: "neuron-efa"}, {Name: "gpu-2"}}},
 	}
 	if diff := cmp.Diff(want, pe.Containers); diff != "" {
 		t.Errorf("containers (-want +got):\n%s", diff)

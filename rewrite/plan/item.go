@@ -109,6 +109,7 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, 
 			case n < len(res.Decisions):
 				d = res.Decisions[n]
 			}
+			frameworkItem(f, &d)
 			items = append(items, Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
 				Ignored: opts.Ignore.Reason(f), Group: g.key})
 		}

@@ -76,9 +76,24 @@ type DocPlan struct {
 	Name       string    `yaml:"name" json:"name"`
 	Namespace  string    `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	Pods       []PodEdit `yaml:"podTemplates" json:"podTemplates"`
-	// Objects are the new ResourceClaimTemplates (or shared ResourceClaims)
-	// placed right after the document, or in FilePlan.ClaimsFile.
+	// Objects are the new ResourceClaimTemplates (or shared ResourceClaims,
+	// or ComputeDomains) placed right after the document, or in
+	// FilePlan.ClaimsFile.
 	Objects []*Object `yaml:"objects,omitempty" json:"objects,omitempty"`
+	// Sets are fields outside the pod templates that migrate sets, such as
+	// a KubeRay group's rayStartParams.num-gpus.
+	Sets []FieldSet `yaml:"sets,omitempty" json:"sets,omitempty"`
+}
+
+// FieldSet sets one string field of a document: Map is the path of the
+// map holding it (in the syntax of PodEdit.Path; created when missing),
+// Field its key. A field already present is left as it is, unless
+// Replace: then Value was computed from the value there.
+type FieldSet struct {
+	Map     string `yaml:"map" json:"map"`
+	Field   string `yaml:"field" json:"field"`
+	Value   string `yaml:"value" json:"value"`
+	Replace bool   `yaml:"replace,omitempty" json:"replace,omitempty"`
 }
 
 // PodEdit is the edits to one pod template.
