@@ -70,6 +70,7 @@ type MigrateResult struct {
 const (
 	RuleUnreadParts = "migrate/unread-parts"
 	RuleRewrite     = "migrate/rewrite-failed"
+	RuleStale       = "migrate/stale-temporary"
 )
 
 // batchSize bounds the documents of one file held at once.
@@ -92,15 +93,22 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	if popts.Encoder == nil {
 		popts.Encoder = encoder{Set: set, force: popts.Force}
 	}
+	places := &sync.Map{}
 	if in.Documents == nil {
 		popts.Kustomization = in.kustomization
 		popts.DeviceClassFile = deviceClassFile(in)
+		popts.Place = func(path string) string {
+			if v, ok := places.Load(path); ok {
+				return v.(string)
+			}
+			return ""
+		}
 	}
 	planner, err := plan.NewPlanner(resolver, popts)
 	if err != nil {
 		return nil, err
 	}
-	m := &migration{in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
+	m := &migration{places: places, in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
 		res: &MigrateResult{Diagnostics: inventory.Diagnostics{}}, prepared: map[*files.File]*prepared{},
 		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
 	if opts.PlanOnly {
@@ -119,15 +127,19 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	// must not leave a core idle while a large file ahead is still parsed.
 	// Each holds at most a batch, and there are at most 8 of them.
 	cores := runtime.GOMAXPROCS(0)
-	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: min(4*cores, 8), Batch: batchSize, KeepData: true, Prepare: m.prepare}
+	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: min(4*cores, 8), Batch: batchSize, KeepData: true, Prepare: m.prepare,
+		Temporary: func(p string) { m.stale = append(m.stale, p) }}
 	m.sem = make(chan struct{}, min(cores, 4))
 	err = files.Read(ctx, in.Paths, in.Stdin, fopts, m.file)
 	if m.emit != nil {
 		m.drain(true)
 	}
 	if err != nil {
+		// Interrupted: nothing half written stays, no temporary file either.
+		m.abortAll()
 		return nil, err
 	}
+	m.removeStale()
 	if m.emit != nil {
 		m.sideFiles()
 		if err := m.emit.CopyRest(); err != nil {
@@ -145,6 +157,8 @@ type migration struct {
 	dopts   detect.Options
 	emit    *emit.Emitter
 	res     *MigrateResult
+	places  *sync.Map // path -> path relative to its input root
+	stale   []string  // temporary files of interrupted runs
 
 	mu       sync.Mutex
 	prepared map[*files.File]*prepared
@@ -168,6 +182,7 @@ type prepared struct {
 }
 
 func (m *migration) prepare(f *files.File) {
+	m.place(f)
 	p := &prepared{}
 	values := detect.IsHelmValues(f.Path)
 	for _, d := range f.Docs {
@@ -187,6 +202,56 @@ func (m *migration) prepare(f *files.File) {
 	m.mu.Lock()
 	m.prepared[f] = p
 	m.mu.Unlock()
+}
+
+// place records the path of f relative to its input root, which names
+// depend on (not on where the tree is).
+func (m *migration) place(f *files.File) {
+	if f.Root == "" || f.Root == "-" {
+		return
+	}
+	rel := filepath.Base(f.Path)
+	if f.Path != f.Root {
+		if r, err := filepath.Rel(f.Root, f.Path); err == nil {
+			rel = r
+		}
+	}
+	m.places.Store(f.Path, rel)
+}
+
+// abortAll drops the output of every file in progress.
+func (m *migration) abortAll() {
+	if m.cur != nil && m.cur.out != nil {
+		m.cur.out.Abort()
+	}
+	for _, j := range m.queue {
+		if j.st.out != nil {
+			j.st.out.Abort()
+		}
+	}
+}
+
+// removeStale removes, with -w, the temporary files that interrupted runs
+// left in the tree, and says so; other modes only say so.
+func (m *migration) removeStale() {
+	if len(m.stale) == 0 {
+		return
+	}
+	if m.emit == nil || m.emit.Mode != emit.Write {
+		for _, p := range m.stale {
+			m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleStale, File: p,
+				Message: "a temporary file left by an interrupted kubedra run", Fix: "remove it (migrate -w removes it)"})
+		}
+		return
+	}
+	removed, err := emit.RemoveStale(m.stale)
+	for _, p := range removed {
+		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Info, Rule: RuleStale, File: p,
+			Message: "removed a temporary file left by an interrupted kubedra run"})
+	}
+	if err != nil {
+		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleStale, Message: err.Error()})
+	}
 }
 
 // reserveExisting reads the files once more, parsing only documents that
@@ -213,7 +278,8 @@ func (m *migration) reserveExisting(ctx context.Context) error {
 			}
 		}
 		mu.Lock()
-		m.planner.Reserve(refs...)
+		m.place(f)
+		m.planner.ReserveIn(f.Path, refs...)
 		mu.Unlock()
 		return nil
 	})
@@ -276,7 +342,7 @@ func (m *migration) file(f *files.File) error {
 		}
 	}
 	st.classes = append(st.classes, p.classes...)
-	m.planner.Reserve(p.existing...)
+	m.planner.ReserveIn(f.Path, p.existing...)
 
 	var fp *plan.FilePlan
 	if !st.unread {
