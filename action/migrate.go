@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -333,7 +334,10 @@ func (m *migration) file(f *files.File) error {
 	if f.ParseErrors > 0 || f.Err != nil {
 		st.bad = true
 	}
-	if len(f.Diagnostics) > 0 {
+	// A document that does not parse keeps its bytes and the others are
+	// migrated (scan reads them too); a file not read, or holding a
+	// template, is left as it is.
+	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > f.ParseErrors {
 		st.unread = true
 	}
 	if st.unread {
@@ -448,6 +452,15 @@ func (m *migration) write(j *job) {
 		if j.done != nil && st.failed == nil {
 			pieces = j.res.Pieces
 			st.claims = append(st.claims, j.res.Objects...)
+			for _, fl := range j.res.Failures {
+				// The document keeps its text; the others go on.
+				st.bad = true
+				st.migrated -= fl.Workloads
+				st.added -= fl.Objects
+				line, msg := problemLine(fl.Line, fl.Err.Error())
+				st.diags = append(st.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: st.path, Line: line,
+					Message: "document left unchanged: " + msg})
+			}
 		}
 		// A failed file's stream is still passed on (Abort prints it).
 		if st.failed == nil || stream {
@@ -506,6 +519,9 @@ func (m *migration) end(st *fileState) {
 		m.fail(st.path, st.failed)
 		return
 	}
+	if st.bad {
+		res.Failed++ // documents that do not parse, or could not be edited
+	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
 	res.Added += st.added
@@ -515,6 +531,20 @@ func (m *migration) end(st *fileState) {
 	if st.claimsFile != "" && len(st.claims) > 0 {
 		m.addClaims(st.claimsFile, st.kustomization, st.claims)
 	}
+}
+
+// problemLine takes the line an error message starts with ("line N: ...")
+// as the diagnostic's line; def when there is none.
+func problemLine(def int, msg string) (int, string) {
+	var n int
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, after, ok := strings.Cut(rest, ": "); ok {
+			if _, err := fmt.Sscanf(num, "%d", &n); err == nil && n > 0 {
+				return n, after
+			}
+		}
+	}
+	return def, msg
 }
 
 // fail records that the file at path was left as it was, and why.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -275,5 +276,46 @@ func TestMigrateRemovesStaleTemporaries(t *testing.T) {
 	got := tree(t, dir)
 	if _, ok := got[".pod.yaml.kubedra-123456"]; ok || got[".pod.yaml.kubedra-notmine"] != "x" || len(got) != 2 {
 		t.Errorf("%v", got)
+	}
+}
+
+// TestMigrateDocumentErrors (item 10, issue 13 item 3): a document with a
+// duplicate key, or an alias where the edit goes, is an error naming its
+// file and line and keeps its bytes; a document that does not parse keeps
+// its bytes; the other documents of the file are migrated, exit 1.
+func TestMigrateDocumentErrors(t *testing.T) {
+	t.Parallel()
+	dup := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: dup\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: {nvidia.com/gpu: 1, nvidia.com/gpu: 2}\n"
+	alias := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: alias\nx-res: &res\n  limits:\n    nvidia.com/gpu: 1\nspec:\n  containers:\n  - name: c\n    resources: *res\n"
+	broken := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [unclosed\n"
+	good := fmt.Sprintf(gpuPod, "good")
+	src := dup + "---\n" + alias + "---\n" + broken + "---\n" + good
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "pods.yaml"), src)
+	res := migrateTo(t, action.Input{Paths: []string{"pods.yaml"}, Dir: dir}, emit.Write, "")
+	if res.Migrated != 1 || res.Changed != 1 || res.Failed != 1 {
+		t.Errorf("%+v", res)
+	}
+	want := map[string]bool{
+		`pods.yaml:9 .*duplicate key "nvidia.com/gpu" \(first at line 9\)`: false,
+		`pods.yaml:21 .*resources is the YAML alias \*res`:                  false,
+		`pods.yaml:2[56] .*not valid YAML`:                                    false,
+	}
+	for _, d := range res.Diagnostics {
+		line := fmt.Sprintf("%s:%d %s", d.File, d.Line, d.Message)
+		for re := range want {
+			if regexp.MustCompile(re).MatchString(line) {
+				want[re] = true
+			}
+		}
+	}
+	for re, ok := range want {
+		if !ok {
+			t.Errorf("no diagnostic %s in %v", re, res.Diagnostics)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "pods.yaml"))
+	if !strings.HasPrefix(string(b), dup+"---\n"+alias+"---\n"+broken+"---\n") || !strings.Contains(string(b), "resourceClaimTemplateName: good-gpu") {
+		t.Errorf("%s", b)
 	}
 }

@@ -28,6 +28,20 @@ type Result struct {
 	// Objects are new objects for the plan's claims file (set only when
 	// FilePlan.ClaimsFile is set).
 	Objects []*yaml.RNode
+	// Failures are the documents left as they were, with the reason.
+	Failures []Failure
+}
+
+// Failure is a document the plan could not be applied to: its text is
+// kept as it was.
+type Failure struct {
+	// Line is the document's first line; Err says why, starting with
+	// "line N: " for the line of the problem.
+	Line int
+	Err  error
+	// Workloads and Objects count the plan's workloads and new objects
+	// that were not applied.
+	Workloads, Objects int
 }
 
 // File applies the plan for one file to its documents. data is the text
@@ -37,18 +51,20 @@ type Result struct {
 // place. Text the plan does not touch is copied byte for byte; each
 // touched document is re-encoded in the text's own style (indent width,
 // sequence indentation, JSON or YAML) from its Root, so its comments stay,
-// and its new objects follow it. An error leaves nothing changed: the
-// result is the input as one piece.
+// and its new objects follow it. A document that cannot be edited (a
+// duplicate key, an alias where the edit goes) keeps its text and is
+// listed in Result.Failures; the others are edited. An error leaves
+// nothing changed: the result is the input as one piece.
 func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan) (Result, error) {
 	unchanged := Result{Pieces: []Piece{{Old: data, New: data}}}
 	if fp == nil || len(fp.Docs) == 0 {
 		return unchanged, nil
 	}
-	roots, err := apply(docs, fp.Docs, fp.ClaimsFile == "")
+	roots, failures, err := apply(docs, fp.Docs, fp.ClaimsFile == "")
 	if err != nil {
 		return unchanged, err
 	}
-	var res Result
+	res := Result{Failures: failures}
 	style := detectStyle(data)
 	pos := offset
 	for _, t := range roots {
@@ -59,26 +75,12 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 			res.Pieces = append(res.Pieces, Piece{Old: data[pos-offset : t.span.Start-offset], New: data[pos-offset : t.span.Start-offset]})
 		}
 		old := data[t.span.Start-offset : t.span.End-offset]
-		nw, err := encodeDocument(old, t.Root, style)
+		nw, err := encodeEdited(old, t, style, fp.ClaimsFile != "")
 		if err != nil {
 			return unchanged, err
 		}
 		if fp.ClaimsFile != "" {
 			res.Objects = append(res.Objects, t.Objects...)
-		} else {
-			for _, o := range t.Objects {
-				if len(nw) > 0 && nw[len(nw)-1] != '\n' {
-					nw = append(nw, '\n')
-				}
-				b, err := encodeYAML(o.YNode(), style)
-				if err != nil {
-					return unchanged, err
-				}
-				nw = append(append(nw, "---\n"...), b...)
-			}
-		}
-		if err := reparse(nw); err != nil {
-			return unchanged, fmt.Errorf("line %d: rewritten document does not parse (a kubedra bug, please report it): %w", t.line, err)
 		}
 		res.Pieces = append(res.Pieces, Piece{Old: old, New: nw})
 		pos = t.span.End
@@ -87,6 +89,32 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 		res.Pieces = append(res.Pieces, Piece{Old: data[pos-offset:], New: data[pos-offset:]})
 	}
 	return res, nil
+}
+
+// encodeEdited is the new text of one edited root: the document re-encoded
+// in the text's style, with its new objects after it unless they go to a
+// claims file.
+func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, error) {
+	nw, err := encodeDocument(old, t.Root, style)
+	if err != nil {
+		return nil, err
+	}
+	if !claimsFile {
+		for _, o := range t.Objects {
+			if len(nw) > 0 && nw[len(nw)-1] != '\n' {
+				nw = append(nw, '\n')
+			}
+			b, err := encodeYAML(o.YNode(), style)
+			if err != nil {
+				return nil, err
+			}
+			nw = append(append(nw, "---\n"...), b...)
+		}
+	}
+	if err := reparse(nw); err != nil {
+		return nil, fmt.Errorf("line %d: rewritten document does not parse (a kubedra bug, please report it): %w", t.line, err)
+	}
+	return nw, nil
 }
 
 // Edited is one document root the plan changed, with the new objects that
@@ -105,10 +133,17 @@ type Edited struct {
 // inline is set, new objects of a List item become items of the List
 // right after it; otherwise they are returned with their root.
 func Apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, error) {
-	return apply(docs, dps, inline)
+	out, failures, err := apply(docs, dps, inline)
+	if err == nil && len(failures) > 0 {
+		err = failures[0].Err
+	}
+	return out, err
 }
 
-func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, error) {
+// apply edits the documents. A document that cannot be edited is left out
+// of the result and listed as a Failure (a List whose item fails is left
+// out whole); err is for a plan that does not fit the documents at all.
+func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, []Failure, error) {
 	byIndex := make(map[int]*inventory.Document, len(docs))
 	for _, d := range docs {
 		byIndex[d.Origin.Index] = d
@@ -116,17 +151,39 @@ func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edi
 	var out []*Edited
 	byRoot := map[*yaml.Node]*Edited{}
 	edits := map[*yaml.Node]int{}
+	failed := map[*yaml.Node]*Failure{}
+	var failedOrder []*yaml.Node
+	fail := func(root *yaml.Node, line int, err error) {
+		if failed[root] == nil {
+			failed[root] = &Failure{Line: line, Err: err}
+			failedOrder = append(failedOrder, root)
+		}
+	}
 	for _, dp := range dps {
 		d := byIndex[dp.Index]
 		if d == nil {
-			return nil, fmt.Errorf("line %d: no document %d there", dp.Line, dp.Index)
+			return nil, nil, fmt.Errorf("line %d: no document %d there", dp.Line, dp.Index)
 		}
 		root := d.Root
 		if root == nil {
 			root = d.Node.YNode()
 		}
+		if failed[root] != nil {
+			fail(root, d.Origin.Line, nil)
+			continue
+		}
+		if _, seen := byRoot[root]; !seen {
+			if err := duplicateKeys(root); err != nil {
+				fail(root, d.Origin.Line, err)
+				continue
+			}
+		}
 		if err := Document(d.Node, dp); err != nil {
-			return nil, fmt.Errorf("line %d: %w", dp.Line, err)
+			if !strings.HasPrefix(err.Error(), "line ") {
+				err = fmt.Errorf("line %d: %w", dp.Line, err)
+			}
+			fail(root, d.Origin.Line, err)
+			continue
 		}
 		e := byRoot[root]
 		if e == nil {
@@ -137,13 +194,13 @@ func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edi
 		edits[root]++
 		items := listOf(root)
 		if items == nil && edits[root] > 1 {
-			return nil, fmt.Errorf("line %d: %d edits for one document", dp.Line, edits[root])
+			return nil, nil, fmt.Errorf("line %d: %d edits for one document", dp.Line, edits[root])
 		}
 		if items != nil && inline {
 			// New objects become items right after the workload.
 			idx := slices.Index(items.Content, d.Node.YNode())
 			if idx < 0 {
-				return nil, fmt.Errorf("line %d: no list item there", dp.Line)
+				return nil, nil, fmt.Errorf("line %d: no list item there", dp.Line)
 			}
 			var add []*yaml.Node
 			for _, o := range dp.Objects {
@@ -155,12 +212,31 @@ func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edi
 		e.Objects = append(e.Objects, nodes(dp.Objects)...)
 	}
 	slices.SortStableFunc(out, func(a, b *Edited) int { return a.span.Start - b.span.Start })
+	kept := out[:0]
 	for _, e := range out {
-		if err := checkAliases(e.Root); err != nil {
-			return nil, err
+		if failed[e.Root] != nil {
+			continue // a later item of the List failed
 		}
+		if err := checkAliases(e.Root); err != nil {
+			failed[e.Root] = &Failure{Line: e.line, Err: err}
+			failedOrder = append(failedOrder, e.Root)
+			continue
+		}
+		kept = append(kept, e)
 	}
-	return out, nil
+	var failures []Failure
+	for _, r := range failedOrder {
+		f := *failed[r]
+		f.Workloads, f.Objects = 0, 0
+		for _, dp := range dps {
+			if d := byIndex[dp.Index]; d != nil && (d.Root == r || d.Root == nil && d.Node.YNode() == r) {
+				f.Workloads++
+				f.Objects += len(dp.Objects)
+			}
+		}
+		failures = append(failures, f)
+	}
+	return kept, failures, nil
 }
 
 // listOf returns the items of a root that holds a `kind: List` (or any
@@ -347,6 +423,9 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 	}
 	if c == nil {
 		return fmt.Errorf("container %q not found in %s", ce.Name, ce.Type.ListField())
+	}
+	if err := containerAliases(c); err != nil {
+		return err
 	}
 	res, err := c.Pipe(yaml.LookupCreate(yaml.MappingNode, "resources"))
 	if err != nil {
