@@ -298,8 +298,8 @@ func TestMigrateDocumentErrors(t *testing.T) {
 	}
 	want := map[string]bool{
 		`pods.yaml:9 .*duplicate key "nvidia.com/gpu" \(first at line 9\)`: false,
-		`pods.yaml:21 .*resources is the YAML alias \*res`:                  false,
-		`pods.yaml:2[56] .*not valid YAML`:                                    false,
+		`pods.yaml:21 .*resources is the YAML alias \*res`:                 false,
+		`pods.yaml:2[56] .*not valid YAML`:                                 false,
 	}
 	for _, d := range res.Diagnostics {
 		line := fmt.Sprintf("%s:%d %s", d.File, d.Line, d.Message)
