@@ -95,11 +95,12 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 // in the text's style, with its new objects after it unless they go to a
 // claims file.
 func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, error) {
-	nw, err := encodeDocument(old, t.Root, style)
+	nw, err := encodeDocument(old, t.Root, t.before, t.moved, style)
 	if err != nil {
 		return nil, err
 	}
 	if !claimsFile {
+		crlf := isCRLF(splitLines(old))
 		for _, o := range t.Objects {
 			if len(nw) > 0 && nw[len(nw)-1] != '\n' {
 				nw = append(nw, '\n')
@@ -108,7 +109,12 @@ func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, 
 			if err != nil {
 				return nil, err
 			}
-			nw = append(append(nw, "---\n"...), b...)
+			b = append([]byte("---\n"), b...)
+			if crlf {
+				// New objects in a CRLF file get CRLF too.
+				b = bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))
+			}
+			nw = append(nw, b...)
 		}
 	}
 	if err := reparse(nw); err != nil {
@@ -125,6 +131,8 @@ type Edited struct {
 	Objects []*yaml.RNode
 	span    inventory.Span
 	line    int
+	before  *yaml.Node // Root before the edit
+	moved   []string   // comments the edit moved from Root to its new objects
 }
 
 // Apply applies DocPlans to the Documents they were made for (matched by
@@ -172,11 +180,21 @@ func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edi
 			fail(root, d.Origin.Line, nil)
 			continue
 		}
-		if _, seen := byRoot[root]; !seen {
+		e := byRoot[root]
+		if e == nil {
 			if err := duplicateKeys(root); err != nil {
 				fail(root, d.Origin.Line, err)
 				continue
 			}
+			// The node as it was, so that only the lines the edit needs
+			// change in the text (splice.go).
+			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line, before: yaml.CopyYNode(root)}
+			byRoot[root] = e
+			out = append(out, e)
+		}
+		var hintNotes []string
+		for _, pe := range dp.Pods {
+			hintNotes = append(hintNotes, hintComments(d.Node.YNode(), pe.RemoveHints)...)
 		}
 		if err := Document(d.Node, dp); err != nil {
 			if !strings.HasPrefix(err.Error(), "line ") {
@@ -184,12 +202,6 @@ func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edi
 			}
 			fail(root, d.Origin.Line, err)
 			continue
-		}
-		e := byRoot[root]
-		if e == nil {
-			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line}
-			byRoot[root] = e
-			out = append(out, e)
 		}
 		edits[root]++
 		items := listOf(root)
@@ -206,10 +218,17 @@ func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edi
 			for _, o := range dp.Objects {
 				add = append(add, yaml.CopyYNode(o.Node.YNode()))
 			}
+			e.moved = append(e.moved, moveHintComments(add, hintNotes)...)
 			items.Content = slices.Insert(items.Content, idx+1, add...)
 			continue
 		}
-		e.Objects = append(e.Objects, nodes(dp.Objects)...)
+		objs := nodes(dp.Objects)
+		var ys []*yaml.Node
+		for _, o := range objs {
+			ys = append(ys, o.YNode())
+		}
+		e.moved = append(e.moved, moveHintComments(ys, hintNotes)...)
+		e.Objects = append(e.Objects, objs...)
 	}
 	slices.SortStableFunc(out, func(a, b *Edited) int { return a.span.Start - b.span.Start })
 	kept := out[:0]
@@ -256,19 +275,31 @@ func listOf(root *yaml.Node) *yaml.Node {
 }
 
 // encodeDocument encodes an edited root in the style of its old text: JSON
-// stays JSON (with its indent), YAML gets the text's indentation and
-// keeps the spacing of unchanged lines, trailing blank lines stay, and a
-// `--- ` marker the document started on is kept on a line of its own.
-func encodeDocument(old []byte, root *yaml.Node, style style) ([]byte, error) {
+// stays JSON (with its indent), YAML gets the text's indentation; only the
+// lines the edit needs change (splice, given the root as it was before
+// the edit), else every line that the encoder only re-spaced is put back;
+// trailing blank lines stay, and a `--- ` marker the document started on
+// is kept on a line of its own.
+func encodeDocument(old []byte, root, before *yaml.Node, moved []string, style style) ([]byte, error) {
 	content, trail := trimTrailing(old)
-	var b []byte
-	if bytes.HasPrefix(bytes.TrimSpace(content), []byte("{")) {
-		b = encodeJSON(root, jsonIndent(content))
-	} else {
-		var err error
-		if b, err = encodeYAML(root, style); err != nil {
-			return nil, err
+	enc := func(n *yaml.Node) ([]byte, error) {
+		if bytes.HasPrefix(bytes.TrimSpace(bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))), []byte("{")) {
+			return encodeJSON(n, jsonIndent(content)), nil
 		}
+		return encodeYAML(n, style)
+	}
+	b, err := enc(root)
+	if err != nil {
+		return nil, err
+	}
+	if before != nil && !bytes.HasPrefix(content, []byte("---")) {
+		if b0, err := enc(before); err == nil {
+			if s, ok := splice(content, b0, b, moved); ok {
+				return append(s, trail...), nil
+			}
+		}
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(content), []byte("{")) {
 		b = restoreSpacing(content, b)
 	}
 	if bytes.HasPrefix(content, []byte("---")) {
@@ -431,17 +462,20 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 	if err != nil {
 		return fmt.Errorf("container %q: %w", ce.Name, err)
 	}
+	var moved []string // comments of removed requests, for the claims entry
 	for _, field := range []string{"limits", "requests"} {
 		m := res.Field(field)
 		if m == nil || m.Value.YNode().Kind != yaml.MappingNode {
 			continue
 		}
 		for _, key := range ce.Remove {
+			moved = append(moved, takeComments(m.Value, key)...)
 			if _, err := m.Value.Pipe(yaml.FieldClearer{Name: key}); err != nil {
 				return err
 			}
 		}
 		if len(m.Value.YNode().Content) == 0 {
+			moved = append(moved, takeComments(res, field)...)
 			if _, err := res.Pipe(yaml.FieldClearer{Name: field}); err != nil {
 				return err
 			}
@@ -464,6 +498,8 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 		if cc.Request != "" {
 			_ = el.PipeE(yaml.SetField("request", yaml.NewStringRNode(cc.Request)))
 		}
+		giveComments(el.YNode(), moved)
+		moved = nil
 		claims.YNode().Content = append(claims.YNode().Content, el.YNode())
 	}
 	return nil
