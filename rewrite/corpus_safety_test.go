@@ -50,8 +50,8 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-// files returns the regular files under dir (relative name -> content).
-func files(t *testing.T, dir string) map[string]string {
+// treeFiles returns the regular files under dir (relative name -> content).
+func treeFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -140,7 +140,7 @@ func TestCorpusSafety(t *testing.T) {
 	var diffOut bytes.Buffer
 	corpusMigrate(t, action.Input{Paths: []string{two}}, emit.Diff, &diffOut, "")
 	corpusMigrate(t, action.Input{Paths: []string{two}}, emit.Write, nil, "")
-	a, b := files(t, outOne), files(t, two)
+	a, b := treeFiles(t, outOne), treeFiles(t, two)
 	differ := 0
 	for k, v := range a {
 		if b[k] != v {
@@ -156,7 +156,7 @@ func TestCorpusSafety(t *testing.T) {
 	t.Logf("%d files compared, %d differ", len(a), differ)
 
 	// The diff is what -w wrote: applied to the first copy, it gives it.
-	before := files(t, one)
+	before := treeFiles(t, one)
 	lost := 0
 	for rel, old := range before {
 		if !strings.HasSuffix(rel, ".yaml") && !strings.HasSuffix(rel, ".yml") {
@@ -185,7 +185,7 @@ func TestCorpusSafety(t *testing.T) {
 	}
 	outAgain := filepath.Join(base, "out-again")
 	corpusMigrate(t, action.Input{Paths: []string{outOne}}, emit.Tree, nil, outAgain)
-	c := files(t, outAgain)
+	c := treeFiles(t, outAgain)
 	for k, v := range a {
 		if c[k] != v {
 			t.Errorf("%s: a second --out changed it", k)
