@@ -319,3 +319,35 @@ func TestMigrateDocumentErrors(t *testing.T) {
 		t.Errorf("%s", b)
 	}
 }
+
+// TestMigrateDiffIsWhatWriteWritesWithLinks (item 9): on a tree with a
+// symlink to a manifest and a name with a space, the diff is what -w
+// writes, file by file.
+func TestMigrateDiffIsWhatWriteWritesWithLinks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "apps", "with space.yaml"), fmt.Sprintf(gpuPod, "a"))
+	if err := os.Symlink("with space.yaml", filepath.Join(dir, "apps", "a-link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, dir)
+	var diff bytes.Buffer
+	if _, err := action.Migrate(context.Background(), action.Input{Paths: []string{"apps"}, Dir: dir},
+		action.MigrateOptions{Plan: plan.Options{Target: rules.DefaultTarget}, Output: emit.Diff, Out: &diff}); err != nil {
+		t.Fatal(err)
+	}
+	migrateTo(t, action.Input{Paths: []string{"apps"}, Dir: dir}, emit.Write, "")
+	after := tree(t, dir)
+	var want bytes.Buffer
+	for _, name := range []string{filepath.Join("apps", "a-link.yaml"), filepath.Join("apps", "with space.yaml")} {
+		if before[name] != after[name] {
+			want.Write((&emit.Emitter{}).Diff(emit.Change{Path: name, Old: []byte(before[name]), New: []byte(after[name])}))
+		}
+	}
+	if diff.String() != want.String() {
+		t.Errorf("diff:\n%s\nwhat -w wrote:\n%s", diff.String(), want.String())
+	}
+	if after[filepath.Join("apps", "a-link.yaml")] != "-> with space.yaml" || !strings.Contains(diff.String(), "--- a/apps/with space.yaml\t\n") {
+		t.Errorf("%v\n%s", after, diff.String())
+	}
+}
