@@ -351,3 +351,22 @@ func TestMigrateDiffIsWhatWriteWritesWithLinks(t *testing.T) {
 		t.Errorf("%v\n%s", after, diff.String())
 	}
 }
+
+// TestMigrateOutFileRoot: --out with a file as the input writes it, and
+// the files migrate adds beside it (a claims file, the DeviceClasses),
+// under DIR.
+func TestMigrateOutFileRoot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "in", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
+	var out bytes.Buffer
+	res, err := action.Migrate(context.Background(), action.Input{Paths: []string{"in/pod.yaml"}, Dir: dir},
+		action.MigrateOptions{Plan: plan.Options{Target: rules.Version{Major: 1, Minor: 37}, Strategy: plan.ExtendedResource}, Output: emit.Tree, Out: &out, OutDir: "out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tree(t, filepath.Join(dir, "out"))
+	if res.Failed != 0 || !strings.Contains(got["kubedra-deviceclasses.yaml"], "kind: DeviceClass") || got["pod.yaml"] == "" || len(got) != 2 {
+		t.Errorf("%+v %v", res, got)
+	}
+}

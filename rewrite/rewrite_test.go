@@ -77,20 +77,6 @@ func run(t testing.TB, name string, data []byte, o plan.Options) result {
 	return r
 }
 
-// runStdin migrates data as `kubedra migrate -` does: no files, so the
-// fuzzer stays fast.
-func runStdin(t testing.TB, data []byte, o plan.Options) result {
-	t.Helper()
-	var out bytes.Buffer
-	mo := migrateOptions(o)
-	mo.Output, mo.Out = emit.Stream, &out
-	res, err := action.Migrate(context.Background(), action.Input{Paths: []string{"-"}, Stdin: bytes.NewReader(data)}, mo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return result{out: out.Bytes(), res: res, failed: res.Failed > 0}
-}
-
 // options reads a case's flags file: one flag per line.
 func options(t *testing.T, dir string) plan.Options {
 	o := plan.Options{Strategy: plan.Claims}

@@ -280,32 +280,19 @@ func original(path string, isNew bool) fs.FileInfo {
 	return fi
 }
 
-// outPath maps an input path to its place under Dir: its path below the
-// base of the roots (see base), so that several inputs keep their
-// structure and never overwrite each other.
+// outPath maps an input path (or a file migrate adds beside one) to its
+// place under Dir: its path below the base of the roots (see base), so
+// that several inputs keep their structure and never overwrite each other.
 func (e *Emitter) outPath(p string) (string, error) {
 	abs, err := filepath.Abs(e.open(p))
 	if err != nil {
 		return "", err
-	}
-	if !e.inRoots(abs) {
-		return "", fmt.Errorf("%s is not under any input path", p)
 	}
 	rel, err := filepath.Rel(e.base(), abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", fmt.Errorf("%s is not under any input path", p)
 	}
 	return e.open(filepath.Join(e.Dir, rel)), nil
-}
-
-// inRoots reports whether abs is a root or below one.
-func (e *Emitter) inRoots(abs string) bool {
-	for _, r := range e.absRoots() {
-		if rel, err := filepath.Rel(r, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
 }
 
 func (e *Emitter) absRoots() []string {
