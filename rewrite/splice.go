@@ -44,8 +44,15 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 	bl, al := splitLines(before), splitLines(after)
 	crlf := isCRLF(ol)
 
-	onB := align(keys(bl), keys(ol)) // before line -> old line
-	bA := align(bl, al)              // before line -> after line (exact)
+	// before line -> old line: exactly where the encoder kept the line,
+	// else ignoring indentation (a file that mixes sequence styles, which
+	// one style cannot encode); a wrong match changes the structure and
+	// fails the check below.
+	onB := align(keys(bl), keys(ol))
+	if loose := align(looseKeys(bl), looseKeys(ol)); matched(loose) > matched(onB) {
+		onB = loose
+	}
+	bA := align(bl, al) // before line -> after line (exact)
 
 	// Stable lines, with sentinels at both ends.
 	type anchor struct{ b, o, a int }
@@ -78,6 +85,19 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 			regions = append(regions, region{keep: oSeg})
 			continue
 		}
+		if len(aSeg) > 0 {
+			// The edited lines sit where the old text has them: shifted by
+			// the difference of indentation at the nearest stable line
+			// before them that is not deeper (a parent or sibling), for a
+			// file whose indentation the encoder cannot reproduce.
+			want := len(leading(aSeg[0]))
+			for j := k; j > 0; j-- {
+				if p := anchors[j]; len(leading(bl[p.b])) <= want {
+					aSeg = shift(aSeg, len(leading(ol[p.o]))-len(leading(bl[p.b])))
+					break
+				}
+			}
+		}
 		regions = append(regions, region{oSeg: oSeg, bSeg: bSeg, aSeg: aSeg, rep: true})
 	}
 	// Comments of the old text the output lacks (the edit may have moved
@@ -101,13 +121,21 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 		}
 	}
 	var out bytes.Buffer
-	if hasBOM {
-		out.Write(bom)
+	write := func(l string) {
+		// The old text's last line may lack its newline; new lines after it
+		// need one.
+		if b := out.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' {
+			if crlf {
+				out.WriteByte('\r')
+			}
+			out.WriteByte('\n')
+		}
+		out.WriteString(l)
 	}
 	for _, r := range regions {
 		if !r.rep {
 			for _, l := range r.keep {
-				out.WriteString(l)
+				write(l)
 			}
 			continue
 		}
@@ -115,10 +143,13 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 			if crlf {
 				l = toCRLF(l)
 			}
-			out.WriteString(l)
+			write(l)
 		}
 	}
 	res := out.Bytes()
+	if hasBOM {
+		res = append(append([]byte{}, bom...), res...)
+	}
 	if !sameMeaning(res, after) {
 		return nil, false
 	}
@@ -238,6 +269,25 @@ func lineCommentAt(l string) int {
 	return -1
 }
 
+// shift indents lines by delta spaces (removes up to -delta).
+func shift(lines []string, delta int) []string {
+	if delta == 0 {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		switch {
+		case strings.TrimSpace(l) == "":
+			out[i] = l
+		case delta > 0:
+			out[i] = strings.Repeat(" ", delta) + l
+		default:
+			out[i] = l[min(-delta, len(leading(l))):]
+		}
+	}
+	return out
+}
+
 func leading(l string) string { return l[:len(l)-len(strings.TrimLeft(l, " "))] }
 
 func ensureNL(l string) string {
@@ -267,6 +317,25 @@ func keys(lines []string) []string {
 		out[i] = strings.TrimRight(spacingKey([]byte(strings.TrimRight(l, " \t\r\n"))), " ") + "\n"
 	}
 	return out
+}
+
+// looseKeys are keys without the indentation.
+func looseKeys(lines []string) []string {
+	out := keys(lines)
+	for i, k := range out {
+		out[i] = strings.TrimLeft(k, " ")
+	}
+	return out
+}
+
+func matched(m []int) int {
+	n := 0
+	for _, v := range m {
+		if v >= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func isCRLF(lines []string) bool {
@@ -357,7 +426,67 @@ func align(a, b []string) []int {
 		pa++
 		pb++
 	}
+	refine(a, b, m)
 	return m
+}
+
+// refine matches the lines of the gaps the anchored diff leaves (it
+// matches only around lines unique in both texts, so a block repeated in
+// a document, such as a second pod template's env, becomes a deletion and
+// an insertion) by a longest common subsequence, where the gap is small
+// enough.
+func refine(a, b []string, m []int) {
+	ia, ib := 0, 0
+	for ia <= len(a) {
+		// The next matched line of a (or the end) closes a gap.
+		ja := ia
+		for ja < len(a) && m[ja] < 0 {
+			ja++
+		}
+		jb := len(b)
+		if ja < len(a) {
+			jb = m[ja]
+		}
+		if ja > ia && jb > ib && (ja-ia)*(jb-ib) <= 1<<18 {
+			lcs(a[ia:ja], b[ib:jb], m[ia:ja], ib)
+		}
+		if ja == len(a) {
+			return
+		}
+		ia, ib = ja+1, jb+1
+	}
+}
+
+// lcs sets m[i] = off+j for the lines a[i] == b[j] of a longest common
+// subsequence.
+func lcs(a, b []string, m []int, off int) {
+	n, k := len(a), len(b)
+	t := make([]int32, (n+1)*(k+1))
+	at := func(i, j int) *int32 { return &t[i*(k+1)+j] }
+	for i := n - 1; i >= 0; i-- {
+		for j := k - 1; j >= 0; j-- {
+			switch {
+			case a[i] == b[j]:
+				*at(i, j) = *at(i+1, j+1) + 1
+			case *at(i+1, j) >= *at(i, j+1):
+				*at(i, j) = *at(i+1, j)
+			default:
+				*at(i, j) = *at(i, j+1)
+			}
+		}
+	}
+	for i, j := 0, 0; i < n && j < k; {
+		switch {
+		case a[i] == b[j]:
+			m[i] = off + j
+			i++
+			j++
+		case *at(i+1, j) >= *at(i, j+1):
+			i++
+		default:
+			j++
+		}
+	}
 }
 
 // hunkStarts reads the 0-based first lines of "@@ -a,b +c,d @@".
