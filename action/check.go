@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -27,6 +28,11 @@ const (
 
 // Gates lists the gates, the default first.
 var Gates = []Gate{FailOnAny, FailOnLossy, FailOnUnmapped}
+
+// gateNames lists the gates for messages.
+func gateNames() string {
+	return "any, unmapped or lossy"
+}
 
 // ParseGate checks a gate's name.
 func ParseGate(s string) (Gate, error) {
@@ -69,7 +75,14 @@ type CheckOptions struct {
 	// SkipsFail counts inputs skipped by design (templates, symlinks) as
 	// inputs that could not be checked (--strict).
 	SkipsFail bool
+	// AllowEmpty lets an input without any manifest pass; otherwise it is
+	// an error (ErrNoManifests): a failed `helm template` piped without
+	// pipefail must not pass the gate.
+	AllowEmpty bool
 }
+
+// ErrNoManifests is Check's error for an input without a single document.
+var ErrNoManifests = errors.New("no manifests found: the input holds no Kubernetes document (did a command before the pipe fail?); pass --allow-empty if that is expected")
 
 // CheckResult is a scan with the gate's verdict on each finding.
 type CheckResult struct {
@@ -82,6 +95,9 @@ type CheckResult struct {
 	Failures int
 	// FailedInputs counts the inputs that could not be checked.
 	FailedInputs int
+	// Err is ErrNoManifests for an empty input without AllowEmpty; the
+	// result is still complete (and renders as an empty report).
+	Err error
 }
 
 // Check scans the input and gates on the result.
@@ -104,6 +120,9 @@ func Check(ctx context.Context, in Input, opts CheckOptions) (*CheckResult, erro
 	}
 	if opts.SkipsFail {
 		r.FailedInputs = len(sr.Report.Skipped)
+	}
+	if !opts.AllowEmpty && sr.Report.Summary.Documents == 0 && r.FailedInputs == 0 && len(sr.Report.Skipped) == 0 {
+		r.Err = ErrNoManifests
 	}
 	return r, nil
 }

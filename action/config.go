@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
 )
 
 // ConfigFileName is the file kubedra looks for in the working folder and
@@ -41,6 +42,18 @@ type Config struct {
 
 	// Path is the file the config was read from ("" when there is none).
 	Path string `json:"-"`
+	// Lines are the lines of the file's top-level keys, so that an error
+	// about a value names where it is.
+	Lines map[string]int `json:"-"`
+}
+
+// Where names a key's place in the config file: "path:line" ("path"
+// when the line is unknown).
+func (c *Config) Where(key string) string {
+	if n := c.Lines[key]; n > 0 {
+		return fmt.Sprintf("%s:%d", c.Path, n)
+	}
+	return c.Path
 }
 
 // LoadConfig finds and reads the config: explicit names the file (from
@@ -73,6 +86,9 @@ func LoadConfig(explicit string, getenv func(string) string, wd string) (*Config
 	}
 	cfg, err := ParseConfig(data)
 	if err != nil {
+		if line, msg := problemLine(0, err.Error()); line > 0 {
+			return nil, fmt.Errorf("%s:%d: %s", name, line, msg)
+		}
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
 	cfg.Path = name
@@ -102,9 +118,32 @@ func findConfig(dir string) (string, error) {
 // ParseConfig decodes and validates a config file. Unknown keys are errors,
 // so that a typo (failon:) does not silently do nothing.
 func ParseConfig(data []byte) (*Config, error) {
+	lines, err := configLines(data)
+	if err != nil {
+		return nil, err
+	}
 	var cfg Config
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
 		return nil, err
+	}
+	cfg.Lines = lines
+	at := func(key string) string { return fmt.Sprintf("line %d: %s", lines[key], key) }
+	if cfg.FailOn != "" {
+		if _, err := ParseGate(cfg.FailOn); err != nil {
+			return nil, fmt.Errorf("%s %q: use %s", at("failOn"), cfg.FailOn, gateNames())
+		}
+	}
+	if cfg.Strategy != "" {
+		switch plan.Strategy(cfg.Strategy) {
+		case plan.Claims, plan.ExtendedResource, plan.Auto:
+		default:
+			return nil, fmt.Errorf("%s %q: use claims, extended-resource or auto", at("strategy"), cfg.Strategy)
+		}
+	}
+	if cfg.Target != "" {
+		if _, err := rules.ParseVersion(cfg.Target); err != nil {
+			return nil, fmt.Errorf("%s: %w", at("target"), err)
+		}
 	}
 	if cfg.APIVersion != "" && cfg.APIVersion != "kubedra.dev/v1alpha1" {
 		return nil, fmt.Errorf("apiVersion %q: want kubedra.dev/v1alpha1", cfg.APIVersion)

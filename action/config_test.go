@@ -71,7 +71,11 @@ func TestLoadConfigDiscovery(t *testing.T) {
 func TestParseConfigErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, in, want string }{
-		{"unknown key", "fail_on: any\n", "unknown field"},
+		{"unknown key", "fail_on: any\n", `line 1: unknown key "fail_on"`},
+		{"keys are case-sensitive", "FAILON: any\n", `line 1: unknown key "FAILON" (keys are case-sensitive: failOn)`},
+		{"nested keys too", "ignore:\n- Kind: Job\n  reason: x\n", `line 2: unknown key "Kind" in ignore[0]`},
+		{"bad gate", "target: \"1.34\"\nfailOn: sometimes\n", `line 2: failOn "sometimes": use any, unmapped or lossy`},
+		{"bad strategy", "strategy: fast\n", `line 1: strategy "fast"`},
 		{"ignore without reason", "ignore:\n- kind: Job\n", "reason is required"},
 		{"ignore matching everything", "ignore:\n- reason: x\n", "at least one of"},
 		{"bad glob", "ignore:\n- name: '[a'\n  reason: x\n", "pattern"},

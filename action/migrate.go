@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -73,6 +74,7 @@ type MigrateResult struct {
 const (
 	RuleUnreadParts = "migrate/unread-parts"
 	RuleRewrite     = "migrate/rewrite-failed"
+	RuleStale       = "migrate/stale-temporary"
 )
 
 // batchSize bounds the documents of one file held at once.
@@ -95,15 +97,22 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	if popts.Encoder == nil {
 		popts.Encoder = encoder{Set: set, force: popts.Force}
 	}
+	places := &sync.Map{}
 	if in.Documents == nil {
 		popts.Kustomization = in.kustomization
 		popts.DeviceClassFile = deviceClassFile(in)
+		popts.Place = func(path string) string {
+			if v, ok := places.Load(path); ok {
+				return v.(string)
+			}
+			return ""
+		}
 	}
 	planner, err := plan.NewPlanner(resolver, popts)
 	if err != nil {
 		return nil, err
 	}
-	m := &migration{in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
+	m := &migration{places: places, in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
 		target: popts.Target, params: plan.Parameters{},
 		res: &MigrateResult{Diagnostics: inventory.Diagnostics{}}, prepared: map[*files.File]*prepared{},
 		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
@@ -126,15 +135,19 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	// must not leave a core idle while a large file ahead is still parsed.
 	// Each holds at most a batch, and there are at most 8 of them.
 	cores := runtime.GOMAXPROCS(0)
-	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: min(4*cores, 8), Batch: batchSize, KeepData: true, Prepare: m.prepare}
+	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: min(4*cores, 8), Batch: batchSize, KeepData: true, Prepare: m.prepare,
+		Temporary: func(p string) { m.stale = append(m.stale, p) }}
 	m.sem = make(chan struct{}, min(cores, 4))
 	err = files.Read(ctx, in.Paths, in.Stdin, fopts, m.file)
 	if m.emit != nil {
 		m.drain(true)
 	}
 	if err != nil {
+		// Interrupted: nothing half written stays, no temporary file either.
+		m.abortAll()
 		return nil, err
 	}
+	m.removeStale()
 	if m.emit != nil {
 		m.sideFiles()
 		if err := m.emit.CopyRest(); err != nil {
@@ -152,6 +165,8 @@ type migration struct {
 	dopts   detect.Options
 	emit    *emit.Emitter
 	res     *MigrateResult
+	places  *sync.Map // path -> path relative to its input root
+	stale   []string  // temporary files of interrupted runs
 
 	mu       sync.Mutex
 	prepared map[*files.File]*prepared
@@ -180,6 +195,7 @@ type prepared struct {
 }
 
 func (m *migration) prepare(f *files.File) {
+	m.place(f)
 	p := &prepared{}
 	if err := guard(func() { m.detect(f, p) }); err != nil {
 		p = &prepared{err: err}
@@ -208,6 +224,56 @@ func (m *migration) detect(f *files.File, p *prepared) {
 	}
 }
 
+// place records the path of f relative to its input root, which names
+// depend on (not on where the tree is).
+func (m *migration) place(f *files.File) {
+	if f.Root == "" || f.Root == "-" {
+		return
+	}
+	rel := filepath.Base(f.Path)
+	if f.Path != f.Root {
+		if r, err := filepath.Rel(f.Root, f.Path); err == nil {
+			rel = r
+		}
+	}
+	m.places.Store(f.Path, rel)
+}
+
+// abortAll drops the output of every file in progress.
+func (m *migration) abortAll() {
+	if m.cur != nil && m.cur.out != nil {
+		m.cur.out.Abort()
+	}
+	for _, j := range m.queue {
+		if j.st.out != nil {
+			j.st.out.Abort()
+		}
+	}
+}
+
+// removeStale removes, with -w, the temporary files that interrupted runs
+// left in the tree, and says so; other modes only say so.
+func (m *migration) removeStale() {
+	if len(m.stale) == 0 {
+		return
+	}
+	if m.emit == nil || m.emit.Mode != emit.Write {
+		for _, p := range m.stale {
+			m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleStale, File: p,
+				Message: "a temporary file left by an interrupted kubedra run", Fix: "remove it (migrate -w removes it)"})
+		}
+		return
+	}
+	removed, err := emit.RemoveStale(m.stale)
+	for _, p := range removed {
+		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Info, Rule: RuleStale, File: p,
+			Message: "removed a temporary file left by an interrupted kubedra run"})
+	}
+	if err != nil {
+		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleStale, Message: err.Error()})
+	}
+}
+
 // reserveExisting reads the files once more, parsing only documents that
 // can be a ResourceClaim or ResourceClaimTemplate, so that no new object
 // takes the name of one that exists in a file migrated later.
@@ -232,7 +298,8 @@ func (m *migration) reserveExisting(ctx context.Context) error {
 			}
 		}
 		mu.Lock()
-		m.planner.Reserve(refs...)
+		m.place(f)
+		m.planner.ReserveIn(f.Path, refs...)
 		mu.Unlock()
 		return nil
 	})
@@ -287,7 +354,10 @@ func (m *migration) file(f *files.File) error {
 	if f.ParseErrors > 0 || f.Err != nil {
 		st.bad = true
 	}
-	if len(f.Diagnostics) > 0 {
+	// A document that does not parse keeps its bytes and the others are
+	// migrated (scan reads them too); a file not read, or holding a
+	// template, is left as it is.
+	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > f.ParseErrors {
 		st.unread = true
 	}
 	if st.unread {
@@ -296,7 +366,7 @@ func (m *migration) file(f *files.File) error {
 		}
 	}
 	st.classes = append(st.classes, p.classes...)
-	m.planner.Reserve(p.existing...)
+	m.planner.ReserveIn(f.Path, p.existing...)
 
 	var r *plan.FileResult
 	if p.err == nil && !st.unread && st.failed == nil {
@@ -411,6 +481,15 @@ func (m *migration) write(j *job) {
 		if j.done != nil && st.failed == nil {
 			pieces = j.res.Pieces
 			st.claims = append(st.claims, j.res.Objects...)
+			for _, fl := range j.res.Failures {
+				// The document keeps its text; the others go on.
+				st.bad = true
+				st.migrated -= fl.Workloads
+				st.added -= fl.Objects
+				line, msg := problemLine(fl.Line, fl.Err.Error())
+				st.diags = append(st.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: st.path, Line: line,
+					Message: "document left unchanged: " + msg})
+			}
 		}
 		// A failed file's stream is still passed on (Abort prints it).
 		if st.failed == nil || stream {
@@ -469,6 +548,9 @@ func (m *migration) end(st *fileState) {
 		m.fail(st.path, st.failed)
 		return
 	}
+	if st.bad {
+		res.Failed++ // documents that do not parse, or could not be edited
+	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
 	res.Upgraded += st.upgraded
@@ -479,6 +561,20 @@ func (m *migration) end(st *fileState) {
 	if st.claimsFile != "" && len(st.claims) > 0 {
 		m.addClaims(st.claimsFile, st.kustomization, st.claims)
 	}
+}
+
+// problemLine takes the line an error message starts with ("line N: ...")
+// as the diagnostic's line; def when there is none.
+func problemLine(def int, msg string) (int, string) {
+	var n int
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, after, ok := strings.Cut(rest, ": "); ok {
+			if _, err := fmt.Sscanf(num, "%d", &n); err == nil && n > 0 {
+				return n, after
+			}
+		}
+	}
+	return def, msg
 }
 
 // fail records that the file at path was left as it was, and why.

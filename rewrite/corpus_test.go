@@ -140,6 +140,10 @@ func TestCorpus(t *testing.T) {
 	// where the first run did.
 	p2, _, failed2 := corpusRun(t, out)
 	for _, fp := range p2.Files {
+		rel, _ := filepath.Rel(out, fp.Path)
+		if failed[filepath.Join(corpus, rel)] != "" {
+			continue // left as it was, with the reason (a duplicate key)
+		}
 		t.Errorf("second run plans edits to %s", fp.Path)
 	}
 	for path, err := range failed2 {

@@ -3,6 +3,7 @@ package rewrite
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -28,6 +29,14 @@ func detectStyle(src []byte) style {
 			return ""
 		}
 		return t
+	}
+	// Lines of block scalars (a KubeRay runtimeEnvYAML holding `- `
+	// lines, a script) are text, not structure.
+	scalar := blockScalarLines(lines, indentOf)
+	for i := range lines {
+		if scalar[i] {
+			lines[i] = ""
+		}
 	}
 	foundIndent, foundSeq := false, false
 	for i, l := range lines {
@@ -58,6 +67,30 @@ func detectStyle(src []byte) style {
 		st.indent = 2
 	}
 	return st
+}
+
+// blockScalarRE matches a line that starts a block scalar: a value of `|`
+// or `>` with optional indentation and chomping indicators.
+var blockScalarRE = regexp.MustCompile(`(?:^|[:\-]\s)\s*[|>][0-9+\-]{0,2}\s*(?:#.*)?$`)
+
+// blockScalarLines marks the lines that are the content of a block scalar.
+func blockScalarLines(lines []string, indentOf func(string) int) []bool {
+	out := make([]bool, len(lines))
+	for i := 0; i < len(lines); i++ {
+		if !blockScalarRE.MatchString(strings.TrimRight(lines[i], "\r")) {
+			continue
+		}
+		base := indentOf(lines[i])
+		j := i + 1
+		for ; j < len(lines); j++ {
+			if strings.TrimSpace(lines[j]) != "" && indentOf(lines[j]) <= base {
+				break
+			}
+			out[j] = true
+		}
+		i = j - 1
+	}
+	return out
 }
 
 // encodeYAML encodes a node with kyaml's encoder settings in the file's

@@ -28,6 +28,20 @@ type Result struct {
 	// Objects are new objects for the plan's claims file (set only when
 	// FilePlan.ClaimsFile is set).
 	Objects []*yaml.RNode
+	// Failures are the documents left as they were, with the reason.
+	Failures []Failure
+}
+
+// Failure is a document the plan could not be applied to: its text is
+// kept as it was.
+type Failure struct {
+	// Line is the document's first line; Err says why, starting with
+	// "line N: " for the line of the problem.
+	Line int
+	Err  error
+	// Workloads and Objects count the plan's workloads and new objects
+	// that were not applied.
+	Workloads, Objects int
 }
 
 // File applies the plan for one file to its documents. data is the text
@@ -37,21 +51,23 @@ type Result struct {
 // place. Text the plan does not touch is copied byte for byte; each
 // touched document is re-encoded in the text's own style (indent width,
 // sequence indentation, JSON or YAML) from its Root, so its comments stay,
-// and its new objects follow it. An error leaves nothing changed: the
-// result is the input as one piece.
+// and its new objects follow it. A document that cannot be edited (a
+// duplicate key, an alias where the edit goes) keeps its text and is
+// listed in Result.Failures; the others are edited. An error leaves
+// nothing changed: the result is the input as one piece.
 func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan) (Result, error) {
 	unchanged := Result{Pieces: []Piece{{Old: data, New: data}}}
 	if fp == nil || len(fp.Docs) == 0 && len(fp.Upgrades) == 0 {
 		return unchanged, nil
 	}
-	roots, err := apply(docs, fp.Docs, fp.ClaimsFile == "")
+	roots, failures, err := apply(docs, fp.Docs, fp.ClaimsFile == "")
 	if err != nil {
 		return unchanged, err
 	}
 	if roots, err = upgrades(docs, roots, fp.Upgrades); err != nil {
 		return unchanged, err
 	}
-	var res Result
+	res := Result{Failures: failures}
 	style := detectStyle(data)
 	pos := offset
 	for _, t := range roots {
@@ -62,7 +78,7 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 			res.Pieces = append(res.Pieces, Piece{Old: data[pos-offset : t.span.Start-offset], New: data[pos-offset : t.span.Start-offset]})
 		}
 		old := data[t.span.Start-offset : t.span.End-offset]
-		nw, err := encodeDocument(old, t.Root, style)
+		nw, err := encodeEdited(old, t, style, fp.ClaimsFile != "")
 		if err != nil {
 			return unchanged, err
 		}
@@ -71,20 +87,6 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 		}
 		if fp.ClaimsFile != "" {
 			res.Objects = append(res.Objects, t.Objects...)
-		} else {
-			for _, o := range t.Objects {
-				if len(nw) > 0 && nw[len(nw)-1] != '\n' {
-					nw = append(nw, '\n')
-				}
-				b, err := encodeYAML(o.YNode(), style)
-				if err != nil {
-					return unchanged, err
-				}
-				nw = append(append(nw, "---\n"...), b...)
-			}
-		}
-		if err := reparse(nw); err != nil {
-			return unchanged, fmt.Errorf("line %d: rewritten document does not parse (a kubedra bug, please report it): %w", t.line, err)
 		}
 		res.Pieces = append(res.Pieces, Piece{Old: old, New: nw})
 		pos = t.span.End
@@ -93,6 +95,38 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 		res.Pieces = append(res.Pieces, Piece{Old: data[pos-offset:], New: data[pos-offset:]})
 	}
 	return res, nil
+}
+
+// encodeEdited is the new text of one edited root: the document re-encoded
+// in the text's style, with its new objects after it unless they go to a
+// claims file.
+func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, error) {
+	nw, err := encodeDocument(old, t.Root, t.before, t.moved, style)
+	if err != nil {
+		return nil, err
+	}
+	if !claimsFile {
+		crlf := isCRLF(splitLines(old))
+		for _, o := range t.Objects {
+			if len(nw) > 0 && nw[len(nw)-1] != '\n' {
+				nw = append(nw, '\n')
+			}
+			b, err := encodeYAML(o.YNode(), style)
+			if err != nil {
+				return nil, err
+			}
+			b = append([]byte("---\n"), b...)
+			if crlf {
+				// New objects in a CRLF file get CRLF too.
+				b = bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))
+			}
+			nw = append(nw, b...)
+		}
+	}
+	if err := reparse(nw); err != nil {
+		return nil, fmt.Errorf("line %d: rewritten document does not parse (a kubedra bug, please report it): %w", t.line, err)
+	}
+	return nw, nil
 }
 
 // Edited is one document root the plan changed, with the new objects that
@@ -106,6 +140,8 @@ type Edited struct {
 	// replace, when set, makes the document's new text from its old one
 	// (a document an upgrade removes).
 	replace func(old []byte) []byte
+	before  *yaml.Node // Root before the edit
+	moved   []string   // comments the edit moved from Root to its new objects
 }
 
 // Apply applies DocPlans to the Documents they were made for (matched by
@@ -114,10 +150,17 @@ type Edited struct {
 // inline is set, new objects of a List item become items of the List
 // right after it; otherwise they are returned with their root.
 func Apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, error) {
-	return apply(docs, dps, inline)
+	out, failures, err := apply(docs, dps, inline)
+	if err == nil && len(failures) > 0 {
+		err = failures[0].Err
+	}
+	return out, err
 }
 
-func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, error) {
+// apply edits the documents. A document that cannot be edited is left out
+// of the result and listed as a Failure (a List whose item fails is left
+// out whole); err is for a plan that does not fit the documents at all.
+func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, []Failure, error) {
 	byIndex := make(map[int]*inventory.Document, len(docs))
 	for _, d := range docs {
 		byIndex[d.Origin.Index] = d
@@ -125,51 +168,103 @@ func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edi
 	var out []*Edited
 	byRoot := map[*yaml.Node]*Edited{}
 	edits := map[*yaml.Node]int{}
+	failed := map[*yaml.Node]*Failure{}
+	var failedOrder []*yaml.Node
+	fail := func(root *yaml.Node, line int, err error) {
+		if failed[root] == nil {
+			failed[root] = &Failure{Line: line, Err: err}
+			failedOrder = append(failedOrder, root)
+		}
+	}
 	for _, dp := range dps {
 		d := byIndex[dp.Index]
 		if d == nil {
-			return nil, fmt.Errorf("line %d: no document %d there", dp.Line, dp.Index)
+			return nil, nil, fmt.Errorf("line %d: no document %d there", dp.Line, dp.Index)
 		}
 		root := d.Root
 		if root == nil {
 			root = d.Node.YNode()
 		}
-		if err := Document(d.Node, dp); err != nil {
-			return nil, fmt.Errorf("line %d: %w", dp.Line, err)
+		if failed[root] != nil {
+			fail(root, d.Origin.Line, nil)
+			continue
 		}
 		e := byRoot[root]
 		if e == nil {
-			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line}
+			if err := duplicateKeys(root); err != nil {
+				fail(root, d.Origin.Line, err)
+				continue
+			}
+			// The node as it was, so that only the lines the edit needs
+			// change in the text (splice.go).
+			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line, before: yaml.CopyYNode(root)}
 			byRoot[root] = e
 			out = append(out, e)
+		}
+		var hintNotes []string
+		for _, pe := range dp.Pods {
+			hintNotes = append(hintNotes, hintComments(d.Node.YNode(), pe.RemoveHints)...)
+		}
+		if err := Document(d.Node, dp); err != nil {
+			if !strings.HasPrefix(err.Error(), "line ") {
+				err = fmt.Errorf("line %d: %w", dp.Line, err)
+			}
+			fail(root, d.Origin.Line, err)
+			continue
 		}
 		edits[root]++
 		items := listOf(root)
 		if items == nil && edits[root] > 1 {
-			return nil, fmt.Errorf("line %d: %d edits for one document", dp.Line, edits[root])
+			return nil, nil, fmt.Errorf("line %d: %d edits for one document", dp.Line, edits[root])
 		}
 		if items != nil && inline {
 			// New objects become items right after the workload.
 			idx := slices.Index(items.Content, d.Node.YNode())
 			if idx < 0 {
-				return nil, fmt.Errorf("line %d: no list item there", dp.Line)
+				return nil, nil, fmt.Errorf("line %d: no list item there", dp.Line)
 			}
 			var add []*yaml.Node
 			for _, o := range dp.Objects {
 				add = append(add, yaml.CopyYNode(o.Node.YNode()))
 			}
+			e.moved = append(e.moved, moveHintComments(add, hintNotes)...)
 			items.Content = slices.Insert(items.Content, idx+1, add...)
 			continue
 		}
-		e.Objects = append(e.Objects, nodes(dp.Objects)...)
+		objs := nodes(dp.Objects)
+		var ys []*yaml.Node
+		for _, o := range objs {
+			ys = append(ys, o.YNode())
+		}
+		e.moved = append(e.moved, moveHintComments(ys, hintNotes)...)
+		e.Objects = append(e.Objects, objs...)
 	}
 	slices.SortStableFunc(out, func(a, b *Edited) int { return a.span.Start - b.span.Start })
+	kept := out[:0]
 	for _, e := range out {
-		if err := checkAliases(e.Root); err != nil {
-			return nil, err
+		if failed[e.Root] != nil {
+			continue // a later item of the List failed
 		}
+		if err := checkAliases(e.Root); err != nil {
+			failed[e.Root] = &Failure{Line: e.line, Err: err}
+			failedOrder = append(failedOrder, e.Root)
+			continue
+		}
+		kept = append(kept, e)
 	}
-	return out, nil
+	var failures []Failure
+	for _, r := range failedOrder {
+		f := *failed[r]
+		f.Workloads, f.Objects = 0, 0
+		for _, dp := range dps {
+			if d := byIndex[dp.Index]; d != nil && (d.Root == r || d.Root == nil && d.Node.YNode() == r) {
+				f.Workloads++
+				f.Objects += len(dp.Objects)
+			}
+		}
+		failures = append(failures, f)
+	}
+	return kept, failures, nil
 }
 
 // listOf returns the items of a root that holds a `kind: List` (or any
@@ -189,19 +284,31 @@ func listOf(root *yaml.Node) *yaml.Node {
 }
 
 // encodeDocument encodes an edited root in the style of its old text: JSON
-// stays JSON (with its indent), YAML gets the text's indentation and
-// keeps the spacing of unchanged lines, trailing blank lines stay, and a
-// `--- ` marker the document started on is kept on a line of its own.
-func encodeDocument(old []byte, root *yaml.Node, style style) ([]byte, error) {
+// stays JSON (with its indent), YAML gets the text's indentation; only the
+// lines the edit needs change (splice, given the root as it was before
+// the edit), else every line that the encoder only re-spaced is put back;
+// trailing blank lines stay, and a `--- ` marker the document started on
+// is kept on a line of its own.
+func encodeDocument(old []byte, root, before *yaml.Node, moved []string, style style) ([]byte, error) {
 	content, trail := trimTrailing(old)
-	var b []byte
-	if bytes.HasPrefix(bytes.TrimSpace(content), []byte("{")) {
-		b = encodeJSON(root, jsonIndent(content))
-	} else {
-		var err error
-		if b, err = encodeYAML(root, style); err != nil {
-			return nil, err
+	enc := func(n *yaml.Node) ([]byte, error) {
+		if bytes.HasPrefix(bytes.TrimSpace(bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))), []byte("{")) {
+			return encodeJSON(n, jsonIndent(content)), nil
 		}
+		return encodeYAML(n, style)
+	}
+	b, err := enc(root)
+	if err != nil {
+		return nil, err
+	}
+	if before != nil && !bytes.HasPrefix(content, []byte("---")) {
+		if b0, err := enc(before); err == nil {
+			if s, ok := splice(content, b0, b, moved); ok {
+				return append(s, trail...), nil
+			}
+		}
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(content), []byte("{")) {
 		b = restoreSpacing(content, b)
 	}
 	if bytes.HasPrefix(content, []byte("---")) {
@@ -357,21 +464,27 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 	if c == nil {
 		return fmt.Errorf("container %q not found in %s", ce.Name, ce.Type.ListField())
 	}
+	if err := containerAliases(c); err != nil {
+		return err
+	}
 	res, err := c.Pipe(yaml.LookupCreate(yaml.MappingNode, "resources"))
 	if err != nil {
 		return fmt.Errorf("container %q: %w", ce.Name, err)
 	}
+	var moved []string // comments of removed requests, for the claims entry
 	for _, field := range []string{"limits", "requests"} {
 		m := res.Field(field)
 		if m == nil || m.Value.YNode().Kind != yaml.MappingNode {
 			continue
 		}
 		for _, key := range ce.Remove {
+			moved = append(moved, takeComments(m.Value, key)...)
 			if _, err := m.Value.Pipe(yaml.FieldClearer{Name: key}); err != nil {
 				return err
 			}
 		}
 		if len(m.Value.YNode().Content) == 0 {
+			moved = append(moved, takeComments(res, field)...)
 			if _, err := res.Pipe(yaml.FieldClearer{Name: field}); err != nil {
 				return err
 			}
@@ -394,6 +507,8 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 		if cc.Request != "" {
 			_ = el.PipeE(yaml.SetField("request", yaml.NewStringRNode(cc.Request)))
 		}
+		giveComments(el.YNode(), moved)
+		moved = nil
 		claims.YNode().Content = append(claims.YNode().Content, el.YNode())
 	}
 	return nil

@@ -190,7 +190,7 @@ func (w *walk) generic() []spec {
 	path := func() string {
 		var b strings.Builder
 		for _, s := range segs {
-			if b.Len() > 0 && s[0] != '[' {
+			if b.Len() > 0 && (s == "" || s[0] != '[') { // an empty key is a segment too
 				b.WriteByte('.')
 			}
 			b.WriteString(s)

@@ -24,6 +24,9 @@ type File struct {
 	// joined with the path below it for files found in a directory; "-" for
 	// stdin. Relative paths stay relative (to Options.Dir).
 	Path string
+	// Root is the input argument the file was found under ("-" for
+	// stdin): Path itself, or a folder above it.
+	Root string
 	// Order is the file's position among all inputs (arguments in the order
 	// given, directory entries in lexical order). It is the same for every
 	// batch of a file.
@@ -102,6 +105,10 @@ type Options struct {
 	// returns false the document is counted but not parsed. It must be safe
 	// for concurrent use.
 	Filter func(doc []byte) bool
+	// Temporary, when set, is called (from one goroutine) with the path,
+	// as opened, of each kubedra temporary file found while walking a
+	// folder (see Temporary): what an interrupted run left behind.
+	Temporary func(path string)
 }
 
 // Read reads paths ("-" is stdin, read from stdin) and calls fn for each
@@ -166,15 +173,36 @@ func Read(ctx context.Context, paths []string, stdin io.Reader, opts Options, fn
 			return false
 		}
 	}
+	// A file reached twice (an argument and the folder holding it, a
+	// symlink or a hard link to it) is read once, under its first name.
+	seen := map[any]bool{}
+	temporary := opts.Temporary
+	if temporary != nil {
+		temporary = func(p string) {
+			if id, ok := fileID(p); ok && !seen[id] {
+				seen[id] = true
+				opts.Temporary(p)
+			}
+		}
+	}
 walk:
 	for _, p := range paths {
 		if p == "-" {
-			if !send(job{path: "-"}) {
+			if !send(job{path: "-", root: "-"}) {
 				break
 			}
 			continue
 		}
-		for j := range enumerate(p, opts.Dir) {
+		for j := range enumerate(p, opts.Dir, temporary) {
+			if j.err == nil && j.skip == nil {
+				if id, ok := fileID(j.open); ok {
+					if seen[id] {
+						continue
+					}
+					seen[id] = true
+				}
+			}
+			j.root = p
 			if !send(j) {
 				break walk
 			}
@@ -190,6 +218,7 @@ walk:
 
 // job is one input: a file to read, or a problem found while walking.
 type job struct {
+	root  string // the argument it was found under
 	path  string // as reported
 	open  string // as opened: path, under Options.Dir when relative
 	order int
@@ -201,7 +230,9 @@ type job struct {
 // followed only when their target stays under root; symlinked directories
 // under root are not walked again (their target is walked on its own).
 // Paths are reported under root as given; dir resolves a relative root.
-func enumerate(root, dir string) func(yield func(job) bool) {
+// temporary, when set, is told of kubedra temporary files found (opened
+// paths).
+func enumerate(root, dir string, temporary func(string)) func(yield func(job) bool) {
 	return func(yield func(job) bool) {
 		open := inventory.Resolve(dir, root)
 		mk := func(p string) job { return job{path: p, open: inventory.Resolve(dir, p)} }
@@ -236,8 +267,25 @@ func enumerate(root, dir string) func(yield func(job) bool) {
 			return
 		}
 		realRoot, _ = filepath.Abs(realRoot)
+		// A root that is a symlink to a folder is walked at its target
+		// (WalkDir does not follow a root link); paths are reported under
+		// the root as given.
+		walkRoot := open
+		if fi, err := os.Lstat(open); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			walkRoot = realRoot
+		}
+		report = func(p string) string {
+			if p == walkRoot {
+				return root
+			}
+			rel, err := filepath.Rel(walkRoot, p)
+			if err != nil {
+				return p
+			}
+			return filepath.Join(root, rel)
+		}
 		stop := false
-		err = filepath.WalkDir(open, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
 			if stop {
 				return fs.SkipAll
 			}
@@ -250,18 +298,22 @@ func enumerate(root, dir string) func(yield func(job) bool) {
 				return nil
 			}
 			if d.IsDir() {
-				if p != open && strings.HasPrefix(d.Name(), ".") && d.Name() != "." && d.Name() != ".." {
+				if p != walkRoot && strings.HasPrefix(d.Name(), ".") && d.Name() != "." && d.Name() != ".." {
 					return fs.SkipDir // .git and friends
 				}
 				return nil
 			}
 			if d.Type()&fs.ModeSymlink != 0 {
-				if j, ok := symlink(p, report(p), realRoot); ok {
+				if j, ok := symlink(p, report(p), realRoot); ok && !walkedTarget(p, realRoot) {
 					stop = !yield(j)
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() || !manifestExt(p) {
+			if Temporary(d.Name()) && temporary != nil && d.Type().IsRegular() {
+				temporary(p)
+				return nil
+			}
+			if !d.Type().IsRegular() || !manifestExt(p) || d.Name() == ConfigFileName {
 				return nil
 			}
 			stop = !yield(job{path: report(p), open: p})
@@ -305,6 +357,66 @@ func symlink(p, name, realRoot string) (job, bool) {
 	return job{path: name, open: p}, true
 }
 
+// walkedTarget reports whether the symlink at p leads to a manifest file
+// that the walk of realRoot reads under its own name (not in a hidden
+// folder): the link is then not read at all, so the file is migrated
+// once, and written in place, never through the link.
+func walkedTarget(p, realRoot string) bool {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	abs, _ := filepath.Abs(target)
+	rel, err := filepath.Rel(realRoot, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.Mode().IsRegular() || !manifestExt(abs) || filepath.Base(abs) == ConfigFileName {
+		return false
+	}
+	for _, part := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+		if strings.HasPrefix(part, ".") && part != "." && part != ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// realPath is path with every symlink resolved, made absolute.
+func realPath(path string) (any, bool) {
+	r, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, false
+	}
+	abs, err := filepath.Abs(r)
+	return abs, err == nil
+}
+
+// ConfigFileName is kubedra's own config file (action.ConfigFileName): a
+// folder walk never reads it as a manifest.
+const ConfigFileName = ".kubedra.yaml"
+
+// Temporary reports whether a file name is one of kubedra's temporary
+// files (".NAME.kubedra-NNNN", ".kubedra-NNNN", see rewrite/emit), which
+// an interrupted run can leave behind.
+func Temporary(name string) bool {
+	i := strings.LastIndex(name, ".kubedra-")
+	if !strings.HasPrefix(name, ".") || i < 0 {
+		return false
+	}
+	digits := name[i+len(".kubedra-"):]
+	if digits == "" {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func manifestExt(p string) bool {
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".yaml", ".yml", ".json":
@@ -315,7 +427,7 @@ func manifestExt(p string) bool {
 
 // readJob reads one input and emits its File (or batches).
 func readJob(ctx context.Context, j job, stdin io.Reader, opts Options, emit func(*File) error) error {
-	f := &File{Path: j.path, Order: j.order, Last: true}
+	f := &File{Path: j.path, Root: j.root, Order: j.order, Last: true}
 	switch {
 	case j.skip != nil:
 		f.NotFollowed = true

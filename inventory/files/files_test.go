@@ -161,6 +161,8 @@ func TestReadSkips(t *testing.T) {
 	if err := os.Symlink("argo.yaml", filepath.Join(dir, "inside.yaml")); err != nil {
 		t.Fatal(err)
 	}
+	// inside.yaml leads to a file the walk reads under its own name: it is
+	// not read again (TestReadOnce).
 	got := collect(t, []string{dir, filepath.Join(dir, "missing.yaml")}, "", files.Options{})
 
 	var paths []string
@@ -169,7 +171,7 @@ func TestReadSkips(t *testing.T) {
 		paths = append(paths, rel)
 	}
 	slices.Sort(paths)
-	wantPaths := []string{"argo.yaml", "broken.yaml", "chart/templates/deploy.yaml", "chart/templates/if.yaml", "inside.yaml", "link.yaml", "missing.yaml"}
+	wantPaths := []string{"argo.yaml", "broken.yaml", "chart/templates/deploy.yaml", "chart/templates/if.yaml", "link.yaml", "missing.yaml"}
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Fatalf("files (-want +got):\n%s", diff)
 	}
@@ -183,7 +185,6 @@ func TestReadSkips(t *testing.T) {
 		parseErrs  int
 	}{
 		{file: "argo.yaml", docs: []string{"w"}},
-		{file: "inside.yaml", docs: []string{"w"}},
 		{file: "broken.yaml", docs: []string{"ok", "after"}, skipLine: 8, skipReason: "not valid YAML", severity: inventory.Error, rule: files.RuleNotYAML, parseErrs: 1},
 		{file: "chart/templates/deploy.yaml", skipLine: 4, skipReason: "Go template syntax", severity: inventory.Warning, rule: files.RuleTemplate},
 		{file: "chart/templates/if.yaml", skipLine: 1, skipReason: "Go template syntax", severity: inventory.Warning, rule: files.RuleTemplate},
@@ -323,5 +324,55 @@ func TestParse(t *testing.T) {
 	f := files.Parse("m.yaml", []byte(multi))
 	if len(f.Docs) != 5 || string(f.Text(f.Docs[4].Span)) != "apiVersion: v1\nkind: Pod\nmetadata:\n  name: e\n" || !f.Last {
 		t.Errorf("Parse: %d docs, last span %q", len(f.Docs), f.Text(f.Docs[4].Span))
+	}
+}
+
+// TestReadOnce: a file reached by several names (a folder and the file,
+// ./, a hard link, a symlink inside the tree) is read once, under its first
+// name; a root that is a symlink to a folder is walked; kubedra's config
+// and temporary files are never manifests, and temporary files are
+// reported.
+func TestReadOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"m/pod.yaml":               "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+		"m/.kubedra.yaml":          "failOn: any\n",
+		"m/.pod.yaml.kubedra-1234": "apiVersion: v1\nkind: Pod\nmetadata: {name: half}\n",
+		"m/patch.yaml":             "- op: add\n  path: /x\n  value: 1\n",
+		"m/sub/bad.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: \"\xff\"\n",
+	})
+	if err := os.Link(filepath.Join(dir, "m/pod.yaml"), filepath.Join(dir, "hard.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("pod.yaml", filepath.Join(dir, "m/a-link.yaml")); err != nil {
+		t.Skip("symlinks not supported:", err)
+	}
+	if err := os.Symlink("m", filepath.Join(dir, "root")); err != nil {
+		t.Fatal(err)
+	}
+	var temps []string
+	opts := files.Options{Dir: dir, Temporary: func(p string) { temps = append(temps, p) }}
+	got := collect(t, []string{"m", "m/pod.yaml", "./m/pod.yaml", "hard.yaml", "root"}, "", opts)
+	var paths []string
+	for p := range got {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	if diff := cmp.Diff([]string{"m/patch.yaml", "m/pod.yaml", "m/sub/bad.yaml"}, paths); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if r := got["m/patch.yaml"]; r == nil || len(r.Docs) != 0 || r.Documents != 1 || r.ParseErrors != 0 {
+		t.Errorf("a top-level sequence is counted, not a Document: %+v", r)
+	}
+	if r := got["m/sub/bad.yaml"]; r == nil || len(r.Skips) != 1 || r.Skips[0].Line != 6 || !strings.Contains(r.Skips[0].Message, "UTF-8") {
+		t.Errorf("invalid UTF-8 is reported at its line: %+v", r)
+	}
+	if len(temps) != 1 || filepath.Base(temps[0]) != ".pod.yaml.kubedra-1234" {
+		t.Errorf("temporary files: %v", temps)
+	}
+	got = collect(t, []string{"root"}, "", files.Options{Dir: dir})
+	if r := got[filepath.Join("root", "pod.yaml")]; r == nil || len(r.Docs) != 1 {
+		t.Errorf("a symlinked root is walked: %v", got)
 	}
 }

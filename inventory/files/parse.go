@@ -9,6 +9,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -69,6 +70,10 @@ func (b *builder) add(c chunk) error {
 			}
 			f.ParseErrors++
 			line, msg := errorLine(err, c.line)
+			if bad, ok := invalidUTF8(c.data); ok {
+				// The decoder names no line for bytes that are not UTF-8.
+				line, msg = c.line+bad-1, "invalid UTF-8 (the file must be UTF-8 text)"
+			}
 			f.Diagnostics = append(f.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleNotYAML,
 				File: f.Path, Line: line, Message: "not valid YAML: " + msg})
 			break
@@ -87,9 +92,30 @@ func (b *builder) add(c chunk) error {
 		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
 			continue
 		}
+		if root.Kind != yaml.MappingNode {
+			// A top-level sequence (a JSON6902 patch file) or scalar is
+			// not an object: counted, kept as it is, never a Document.
+			continue
+		}
 		b.doc(&n, span)
 	}
 	return b.flushFull(span.End)
+}
+
+// invalidUTF8 returns the 1-based line (in data) of the first byte that is
+// not UTF-8.
+func invalidUTF8(data []byte) (int, bool) {
+	if utf8.Valid(data) {
+		return 0, false
+	}
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return bytes.Count(data[:i], []byte("\n")) + 1, true
+		}
+		i += n
+	}
+	return 0, false
 }
 
 // span is the end offset of a chunk.
@@ -186,7 +212,7 @@ func (b *builder) flush(last bool, end int) error {
 		return err
 	}
 	if !last {
-		b.f = &File{Path: f.Path, Order: f.Order, Offset: end, Batch: f.Batch + 1}
+		b.f = &File{Path: f.Path, Root: f.Root, Order: f.Order, Offset: end, Batch: f.Batch + 1}
 	}
 	return nil
 }

@@ -55,6 +55,7 @@ type Emitter struct {
 	WorkDir string
 
 	written map[string]bool
+	baseDir string
 }
 
 // spillAbove is how much of a file's output is kept in memory before it
@@ -83,13 +84,14 @@ func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
 		f.out = &spool{}
 		f.hunks = &hunks{w: f.out}
 	case Write:
-		f.out = &spool{dir: filepath.Dir(e.open(path))}
+		dst := resolve(e.open(path))
+		f.out = &spool{dir: filepath.Dir(dst), name: filepath.Base(dst)}
 	case Tree:
 		dst, err := e.outPath(path)
 		if err != nil {
 			return nil, err
 		}
-		f.out = &spool{dir: filepath.Dir(dst)}
+		f.out = &spool{dir: filepath.Dir(dst), name: filepath.Base(dst)}
 	case Stream:
 		f.out, f.orig = &spool{}, &spool{}
 	default:
@@ -141,13 +143,19 @@ func (f *File) Commit() (changed bool, err error) {
 			from = "/dev/null"
 		}
 		var head bytes.Buffer
-		fmt.Fprintf(&head, "--- %s\n+++ b/%s\n", from, name)
+		// A name with a space ends with a tab, as git writes it: GNU patch
+		// otherwise takes the name to end at the space.
+		tab := ""
+		if strings.ContainsAny(name, " \t") {
+			tab = "\t"
+		}
+		fmt.Fprintf(&head, "--- %s%s\n+++ b/%s%s\n", from, tab, name, tab)
 		return true, e.writeDiff(head.Bytes(), f.out)
 	case Write:
 		if !changed {
 			return false, nil
 		}
-		return true, f.out.commit(e.open(f.path), modeOf(e.open(f.path), f.isNew))
+		return true, f.out.commit(e.open(f.path), original(e.open(f.path), f.isNew), 0o644)
 	case Tree:
 		dst, err := e.outPath(f.path)
 		if err != nil {
@@ -157,7 +165,7 @@ func (f *File) Commit() (changed bool, err error) {
 			e.written = map[string]bool{}
 		}
 		e.written[dst] = true
-		return changed, f.out.commit(dst, modeOf(e.open(f.path), f.isNew))
+		return changed, f.out.commit(dst, nil, modeOf(e.open(f.path), f.isNew))
 	default: // Stream
 		_, err := f.out.WriteTo(e.Out)
 		return changed, err
@@ -250,33 +258,90 @@ func colour(w *bytes.Buffer, code string, line []byte) {
 // open is where a path as the user named it is on disk.
 func (e *Emitter) open(p string) string { return inventory.Resolve(e.WorkDir, p) }
 
-// modeOf is the permission a written file gets: the original's, or 0644
-// for a new file.
+// modeOf is the mode a written copy gets: the original's permission,
+// setuid, setgid and sticky bits, or 0644 for a new file.
 func modeOf(path string, isNew bool) fs.FileMode {
 	if fi, err := os.Stat(path); err == nil && !isNew {
-		return fi.Mode().Perm()
+		return fi.Mode() & keptBits
 	}
 	return 0o644
 }
 
-// outPath maps an input path to its place under Dir.
+// original is the file a write in place replaces (its owner and mode are
+// kept), or nil for a new file.
+func original(path string, isNew bool) fs.FileInfo {
+	if isNew {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// outPath maps an input path (or a file migrate adds beside one) to its
+// place under Dir: its path below the base of the roots (see base), so
+// that several inputs keep their structure and never overwrite each other.
 func (e *Emitter) outPath(p string) (string, error) {
-	clean := filepath.Clean(p)
+	abs, err := filepath.Abs(e.open(p))
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(e.base(), abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is not under any input path", p)
+	}
+	return e.open(filepath.Join(e.Dir, rel)), nil
+}
+
+func (e *Emitter) absRoots() []string {
+	var out []string
 	for _, r := range e.Roots {
-		r = filepath.Clean(r)
-		if clean == r {
-			return e.open(filepath.Join(e.Dir, filepath.Base(clean))), nil
+		if r == "-" {
+			continue
 		}
-		if rel, err := filepath.Rel(r, clean); err == nil && !strings.HasPrefix(rel, "..") {
-			return e.open(filepath.Join(e.Dir, rel)), nil
+		if abs, err := filepath.Abs(e.open(r)); err == nil {
+			out = append(out, abs)
 		}
 	}
-	return "", fmt.Errorf("%s is not under any input path", p)
+	return out
+}
+
+// base is the folder the output tree mirrors: a lone folder root itself
+// (R/x goes to Dir/x), else the deepest folder holding every root (a file
+// root counts as its folder): `--out o in/a in/repo/apps` writes o/a/...
+// and o/repo/apps/....
+func (e *Emitter) base() string {
+	if e.baseDir != "" {
+		return e.baseDir
+	}
+	var b string
+	for i, r := range e.absRoots() {
+		d := r
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			d = filepath.Dir(r)
+		}
+		if i == 0 {
+			b = d
+			continue
+		}
+		for b != filepath.Dir(b) {
+			if rel, err := filepath.Rel(b, d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				break
+			}
+			b = filepath.Dir(b)
+		}
+	}
+	e.baseDir = b
+	return b
 }
 
 // CopyRest completes a Tree: it copies every regular file under the input
 // roots that Emit did not write (READMEs, charts, files without changes
-// that were not manifests), so Dir holds the whole migrated tree.
+// that were not manifests), with its mode, and every symlink as a symlink,
+// so Dir holds the whole migrated tree. A root that is a symlink to a
+// folder is copied from its target.
 func (e *Emitter) CopyRest() error {
 	if e.Mode != Tree {
 		return nil
@@ -289,7 +354,11 @@ func (e *Emitter) CopyRest() error {
 		if r == "-" {
 			continue
 		}
-		err := filepath.WalkDir(e.open(r), func(p string, d fs.DirEntry, err error) error {
+		walkRoot := e.open(r)
+		if real, err := filepath.EvalSymlinks(walkRoot); err == nil {
+			walkRoot = real
+		}
+		err := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -299,18 +368,20 @@ func (e *Emitter) CopyRest() error {
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() {
+			if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
 				return nil
 			}
-			name := p
-			if rel, err := filepath.Rel(e.open(r), p); err == nil && rel != "." {
+			name := r
+			if rel, err := filepath.Rel(walkRoot, p); err == nil && rel != "." {
 				name = filepath.Join(r, rel)
-			} else {
-				name = r
 			}
 			dst, err := e.outPath(name)
 			if err != nil || e.written[dst] {
 				return err
+			}
+			e.written[dst] = true
+			if d.Type()&fs.ModeSymlink != 0 {
+				return copyLink(p, dst)
 			}
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -320,14 +391,29 @@ func (e *Emitter) CopyRest() error {
 			if err != nil {
 				return err
 			}
-			e.written[dst] = true
-			return WriteFileMode(dst, b, fi.Mode().Perm())
+			return WriteFileMode(dst, b, fi.Mode()&keptBits)
 		})
 		if err != nil {
 			return fmt.Errorf("copying %s to %s: %w", r, e.Dir, err)
 		}
 	}
 	return nil
+}
+
+// copyLink makes dst a symlink with the same target as the link at src.
+func copyLink(src, dst string) error {
+	target, err := os.Readlink(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if cur, err := os.Readlink(dst); err == nil && cur == target {
+		return nil
+	}
+	os.Remove(dst)
+	return os.Symlink(target, dst)
 }
 
 // WriteFile replaces path with data atomically, keeping the original's
@@ -338,7 +424,7 @@ func WriteFile(path string, data []byte) error {
 		if !fi.Mode().IsRegular() {
 			return fmt.Errorf("%s is not a regular file", path)
 		}
-		mode = fi.Mode().Perm()
+		mode = fi.Mode() & keptBits
 	}
 	return WriteFileMode(path, data, mode)
 }
@@ -347,10 +433,10 @@ func WriteFile(path string, data []byte) error {
 // same folder (made when missing), synced to disk, given mode, then
 // renamed over path. A failure leaves path as it was and no temporary file.
 func WriteFileMode(path string, data []byte, mode fs.FileMode) error {
-	s := &spool{dir: filepath.Dir(path)}
+	s := &spool{dir: filepath.Dir(path), name: filepath.Base(path)}
 	defer s.discard()
 	if _, err := s.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return s.commit(path, mode)
+	return s.commit(path, nil, mode)
 }

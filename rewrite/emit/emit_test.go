@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -290,6 +291,39 @@ func TestDiffIsDiffDiff(t *testing.T) {
 		got := (&emit.Emitter{}).Diff(emit.Change{Path: "f", Old: []byte(old), New: []byte(nw)})
 		if !bytes.Equal(want, got) {
 			t.Fatalf("case %d: %q -> %q\nwant:\n%s\ngot:\n%s", i, old, nw, want, got)
+		}
+	}
+}
+
+// TestDiffNameWithSpace (issue 14 item 9): a diff of a file whose name
+// has a space applies with both GNU patch -p1 and git apply.
+func TestDiffNameWithSpace(t *testing.T) {
+	t.Parallel()
+	for _, tool := range [][]string{{"patch", "-p1", "--batch", "-i"}, {"git", "apply"}} {
+		if _, err := exec.LookPath(tool[0]); err != nil {
+			t.Logf("%s not installed", tool[0])
+			continue
+		}
+		dir := t.TempDir()
+		name := filepath.Join("with space", "a b.yaml")
+		if err := os.MkdirAll(filepath.Join(dir, "with space"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("a: 1\nb: 2\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := (&emit.Emitter{}).Diff(emit.Change{Path: name, Old: []byte("a: 1\nb: 2\n"), New: []byte("a: 1\nb: 3\n")})
+		if err := os.WriteFile(filepath.Join(dir, "x.patch"), d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(tool[0], append(tool[1:], "x.patch")...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s\n%s", tool[0], err, out, d)
+			continue
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != "a: 1\nb: 3\n" {
+			t.Errorf("%s applied %q", tool[0], b)
 		}
 	}
 }

@@ -14,10 +14,11 @@ import (
 // made in dir (".<name>.kubedra-*"), so that commit can rename it into
 // place atomically.
 type spool struct {
-	dir string
-	buf bytes.Buffer
-	f   *os.File
-	err error
+	dir  string
+	name string // the base name of the target, for the temporary file's name
+	buf  bytes.Buffer
+	f    *os.File
+	err  error
 }
 
 func (s *spool) Write(p []byte) (int, error) {
@@ -36,7 +37,7 @@ func (s *spool) Write(p []byte) (int, error) {
 			s.err = err
 			return 0, err
 		}
-		f, err := os.CreateTemp(dir, ".kubedra-*")
+		f, err := createTemp(dir, cmpOr(s.name, "kubedra"))
 		if err != nil {
 			s.err = err
 			return 0, err
@@ -72,12 +73,14 @@ func (s *spool) WriteTo(w io.Writer) (int64, error) {
 
 // commit puts what the spool holds at path atomically: the temporary file
 // (made in path's folder when the spool has none yet) is synced, given
-// mode and renamed over path. An existing path must be a regular file.
-func (s *spool) commit(path string, mode fs.FileMode) (err error) {
+// the owner and mode of like (when set; else mode) and renamed over path.
+// An existing path must be a regular file; a symlink is written through.
+func (s *spool) commit(path string, like fs.FileInfo, mode fs.FileMode) (err error) {
 	wrap := func(err error) error { return fmt.Errorf("writing %s: %w", path, err) }
 	if s.err != nil {
 		return wrap(s.err)
 	}
+	path = resolve(path)
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file", path)
 	}
@@ -85,13 +88,12 @@ func (s *spool) commit(path string, mode fs.FileMode) (err error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return wrap(err)
 		}
-		f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".kubedra-*")
+		f, err := createTemp(filepath.Dir(path), filepath.Base(path))
 		if err != nil {
 			return wrap(err)
 		}
 		if _, err := s.WriteTo(f); err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			removeTemp(f)
 			return wrap(err)
 		}
 		s.discard()
@@ -100,11 +102,16 @@ func (s *spool) commit(path string, mode fs.FileMode) (err error) {
 	f := s.f
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			removeTemp(f)
 		}
 		s.f = nil
 	}()
+	if like != nil {
+		if err = keepOwner(f, like); err != nil {
+			return wrap(err)
+		}
+		mode = like.Mode() & keptBits
+	}
 	if err = f.Chmod(mode); err != nil {
 		return wrap(err)
 	}
@@ -117,14 +124,21 @@ func (s *spool) commit(path string, mode fs.FileMode) (err error) {
 	if err = os.Rename(f.Name(), path); err != nil {
 		return wrap(err)
 	}
+	untrack(f.Name())
 	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // discard drops what the spool holds and removes its temporary file.
 func (s *spool) discard() {
 	if s.f != nil {
-		s.f.Close()
-		os.Remove(s.f.Name())
+		removeTemp(s.f)
 		s.f = nil
 	}
 	s.buf = bytes.Buffer{}

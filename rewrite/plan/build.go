@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -40,6 +38,11 @@ type Options struct {
 	// Kustomization returns the kustomization file in dir, or "". It is
 	// injected so that Build does no I/O.
 	Kustomization func(dir string) string
+	// Place returns a file's path relative to the input root it was found
+	// under (a root that is a file: its base name), so that new names do
+	// not depend on where the repository is checked out; nil or "" uses
+	// the path as read (naming.go).
+	Place func(path string) string
 	// Existing are objects already present in the input (kind, namespace,
 	// name): new names never collide with them (Planner.Reserve adds more).
 	Existing []inventory.ObjectRef
@@ -116,12 +119,13 @@ type Planner struct {
 	// a hash of the pod template and claim that made them, or existing.
 	names map[string]owner
 	erns  map[string]bool // extendedResourceNames already given a DeviceClass
-	// sharedMade are the shared claims already written, per folder.
+	// sharedMade are the shared claims already written, per scope.
 	sharedMade map[string]bool
 	// encoded holds each distinct claim encoded once, under a placeholder
 	// name: most workloads of a repo ask for the same few claims, and
 	// encoding one goes through its typed API object.
 	encoded map[encodedKey]*yaml.RNode
+	scopes  map[string]string // folder -> naming scope (naming.go)
 }
 
 type encodedKey struct {
@@ -179,19 +183,9 @@ func NewPlanner(r Resolver, opts Options) (*Planner, error) {
 	if opts.Encoder == nil {
 		return nil, fmt.Errorf("no encoder for claims and DeviceClasses")
 	}
-	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}, sharedMade: map[string]bool{}, encoded: map[encodedKey]*yaml.RNode{}}
+	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}, sharedMade: map[string]bool{}, encoded: map[encodedKey]*yaml.RNode{}, scopes: map[string]string{}}
 	p.Reserve(opts.Existing...)
 	return p, nil
-}
-
-// Reserve marks objects that exist in the input as taken: new names never
-// collide with them.
-func (p *Planner) Reserve(refs ...inventory.ObjectRef) {
-	for _, o := range refs {
-		if k := nameKey(o.Kind, o.Namespace, o.Name); p.names[k] == (owner{}) {
-			p.names[k] = existing
-		}
-	}
 }
 
 // FileResult is what the Planner decided for one file.
@@ -212,7 +206,7 @@ type FileResult struct {
 // with the rules, and decides names, placement and strategy. Problems in
 // the manifests become Diagnostics.
 func (p *Planner) File(path string, findings []inventory.Finding) *FileResult {
-	b := &builder{Planner: p, res: &FileResult{}}
+	b := &builder{Planner: p, res: &FileResult{}, scope: p.scopeOf(path), place: p.placeOf(path)}
 	var docs []*doc
 	docByIndex := map[int]*doc{}
 	podByKey := map[string]*pod{}
@@ -299,6 +293,9 @@ func (pl *Plan) Add(r *FileResult) {
 type builder struct {
 	*Planner
 	res *FileResult
+	// scope and place are the file's naming scope and its path relative
+	// to its input root (naming.go).
+	scope, place string
 }
 
 func (b *builder) diag(sev inventory.Severity, rule string, f inventory.Finding, msg, fix string) {
@@ -529,11 +526,12 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 			if objName == "" && c.Shared {
 				// A shared claim is shared by every pod of the namespace that
 				// asks for it, across workloads: one object per namespace and
-				// folder, named after the claim, not the workload.
+				// naming scope (a kustomization or folder), named after the
+				// claim, not the workload.
 				raw, _ := json.Marshal(c)
 				owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
 				objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: c.Name}, owner, "shared")
-				unit := filepath.Dir(d.file) + "\x00" + nameKey(kind, first.Namespace, objName)
+				unit := nameKey(b.scope, kind, first.Namespace, objName)
 				objects = append(objects, made{claim: c, objName: objName})
 				if !b.sharedMade[unit] {
 					b.sharedMade[unit] = true
@@ -556,7 +554,7 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 						base = wl + "-" + q + "-" + c.Name
 					}
 				}
-				objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, Key(pd.findings[0])+"\x00"+c.Name, first.Kind)
+				objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, b.ownerKey(pd.findings[0])+"\x00"+c.Name, first.Kind)
 				n, err := b.encode(objName, first.Namespace, c)
 				if err != nil {
 					for _, f := range pd.findings {
@@ -734,44 +732,6 @@ func splitPath(path string) []string {
 		}
 	}
 	return parts
-}
-
-// MaxNameLength is the longest object name (a DNS subdomain).
-const MaxNameLength = rules.MaxSubdomainLength
-
-// owner identifies who took a name: the first bytes of a SHA-256 of the
-// pod template and claim (16 bytes keep the Planner's memory small on runs
-// that make hundreds of thousands of objects).
-type owner [16]byte
-
-// existing owns the names of objects that are in the input.
-var existing = owner{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-
-func nameKey(kind, namespace, name string) string { return kind + "\x00" + namespace + "\x00" + name }
-
-// name returns a free, valid object name close to want.Name and reserves
-// it for by. A name taken by another owner gets the workload kind, then
-// a hash of the owner, appended.
-func (b *builder) name(want inventory.ObjectRef, by, kind string) string {
-	base := rules.DNSSubdomain(want.Name, MaxNameLength, "workload")
-	candidates := []string{base, rules.DNSSubdomain(want.Name+"-"+strings.ToLower(kind), MaxNameLength, "workload")}
-	h := sha256.Sum256([]byte(by))
-	var o owner
-	copy(o[:], h[:])
-	candidates = append(candidates, rules.DNSSubdomain(want.Name+"-"+hex.EncodeToString(h[:4]), MaxNameLength, "workload"))
-	for i := 0; ; i++ {
-		var c string
-		if i < len(candidates) {
-			c = candidates[i]
-		} else {
-			c = rules.DNSSubdomain(fmt.Sprintf("%s-%d", want.Name, i), MaxNameLength, "workload")
-		}
-		k := nameKey(want.Kind, want.Namespace, c)
-		if taken, ok := b.names[k]; !ok || taken == o {
-			b.names[k] = o
-			return c
-		}
-	}
 }
 
 func or(a, b string) string {

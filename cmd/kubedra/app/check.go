@@ -20,6 +20,8 @@ type CheckOptions struct {
 	FailOn  string
 	Reports []string
 	Strict  bool
+	// AllowEmpty lets an input without manifests pass.
+	AllowEmpty bool
 	// name is the command as invoked ("kubedra check", "kubectl dra check").
 	name string
 }
@@ -90,6 +92,7 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 	f := cmd.Flags()
 	f.StringVar(&opts.FailOn, "fail-on", string(action.FailOnAny), "what fails the gate: any, lossy or unmapped")
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report: FORMAT=PATH, e.g. sarif=kubedra.sarif (repeatable)")
+	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "pass on an input without any manifest (by default that fails: exit 1, no manifests found)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on inputs skipped by design too: unrendered templates, symlinks out of the tree")
 	gates := make([]string, len(action.Gates))
 	for i, g := range action.Gates {
@@ -120,7 +123,7 @@ func checkRun(cmd *cobra.Command, opts *CheckOptions) error {
 	gate, _ := action.ParseGate(opts.FailOn)
 	res, err := action.Check(cmd.Context(), in, action.CheckOptions{
 		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: ignore},
-		FailOn:      gate, SkipsFail: opts.Strict,
+		FailOn:      gate, SkipsFail: opts.Strict, AllowEmpty: opts.AllowEmpty,
 	})
 	if err != nil {
 		return err
@@ -139,6 +142,9 @@ func checkRun(cmd *cobra.Command, opts *CheckOptions) error {
 		errs = append(errs, err)
 	}
 	report.CheckLog(opts.IO.ErrOut, opts.name, c, res.FailedInputs, opts.Quiet)
+	if res.Err != nil {
+		errs = append(errs, res.Err)
+	}
 	switch {
 	case len(errs) > 0:
 		return &ExitCodeError{Code: ExitError, Err: errors.Join(errs...)}

@@ -26,6 +26,25 @@ var configKeys = []struct{ key, flag string }{
 	{"allowLossy", "allow-lossy"},
 }
 
+// envChecks validate environment values of flags whose values are checked
+// after parsing (string flags), so that a bad value names the variable
+// rather than the flag the user did not type.
+var envChecks = map[string]func(string) error{
+	"fail-on": func(v string) error {
+		if _, err := action.ParseGate(v); err != nil {
+			return errors.New("use any, unmapped or lossy")
+		}
+		return nil
+	},
+	"strategy": func(v string) error {
+		switch plan.Strategy(v) {
+		case plan.Claims, plan.ExtendedResource, plan.Auto:
+			return nil
+		}
+		return errors.New("use claims, extended-resource or auto")
+	},
+}
+
 // EnvName is the environment variable that mirrors a flag:
 // --fail-on -> KUBEDRA_FAIL_ON.
 func EnvName(flag string) string {
@@ -50,6 +69,12 @@ func ApplyDefaults(flags *pflag.FlagSet, streams IOStreams, cfg *action.Config) 
 		}
 		if !ok {
 			return
+		}
+		if check := envChecks[f.Name]; check != nil {
+			if err := check(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))
+				return
+			}
 		}
 		if err := setFlag(f, splitList(f, v)); err != nil {
 			errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))

@@ -24,7 +24,11 @@ func Main(args []string, streams IOStreams) int {
 	}
 	root := NewCmdRoot(name, streams)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteC()
+	ctx, stop := interruptible()
+	cmd, err := root.ExecuteContextC(ctx)
+	if stop() && err != nil {
+		err = fmt.Errorf("interrupted: %w", err)
+	}
 	code, msg := exitCode(err)
 	if msg != "" {
 		fmt.Fprintf(streams.ErrOut, "%s: %s\n", root.DisplayName(), msg)

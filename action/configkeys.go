@@ -1,0 +1,87 @@
+package action
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// configLines checks the keys of a config file exactly against the json
+// names of Config's fields (the JSON decoder behind UnmarshalStrict
+// matches them case-insensitively, so `FAILON:` would pass) and returns
+// the line of each top-level key. Errors start with "line N: ".
+func configLines(data []byte) (map[string]int, error) {
+	var doc kyaml.Node
+	if err := kyaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	lines := map[string]int{}
+	if doc.Kind != kyaml.DocumentNode || len(doc.Content) == 0 {
+		return lines, nil
+	}
+	root := doc.Content[0]
+	if root.Kind == kyaml.ScalarNode && root.Tag == "!!null" {
+		return lines, nil
+	}
+	if err := checkKeys(root, reflect.TypeFor[Config](), ""); err != nil {
+		return nil, err
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		lines[root.Content[i].Value] = root.Content[i].Line
+	}
+	return lines, nil
+}
+
+// checkKeys walks n along t: every mapping key must be the json name of a
+// field of the struct it decodes into.
+func checkKeys(n *kyaml.Node, t reflect.Type, at string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.Struct && n.Kind == kyaml.MappingNode:
+		fields := map[string]reflect.Type{}
+		var names []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			fields[name] = f.Type
+			names = append(names, name)
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			ft, ok := fields[k.Value]
+			if !ok {
+				hint := ""
+				for _, name := range names {
+					if strings.EqualFold(name, k.Value) {
+						hint = fmt.Sprintf(" (keys are case-sensitive: %s)", name)
+					}
+				}
+				return fmt.Errorf("line %d: unknown key %q%s%s; known keys: %s", k.Line, k.Value, in(at), hint, strings.Join(names, ", "))
+			}
+			if err := checkKeys(n.Content[i+1], ft, at+"."+k.Value); err != nil {
+				return err
+			}
+		}
+	case t.Kind() == reflect.Slice && n.Kind == kyaml.SequenceNode:
+		for i, el := range n.Content {
+			if err := checkKeys(el, t.Elem(), fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func in(at string) string {
+	if at == "" {
+		return ""
+	}
+	return " in " + strings.TrimPrefix(at, ".")
+}

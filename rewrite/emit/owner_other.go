@@ -1,0 +1,11 @@
+//go:build !unix
+
+package emit
+
+import (
+	"io/fs"
+	"os"
+)
+
+// keepOwner is a no-op where files have no Unix owner.
+func keepOwner(*os.File, fs.FileInfo) error { return nil }

@@ -1,0 +1,551 @@
+package rewrite
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/diff"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Only the lines an edit needs may change. The encoder does not give that
+// by itself: it re-quotes, re-spaces ([a,b] -> [a, b]), folds multi-line
+// scalars, writes LF in a CRLF file, drops a BOM and the comments of the
+// nodes the edit removes. So a document's new text is spliced from three
+// texts: its old text, the encoding of its node before the edit (before)
+// and after it (after).
+//
+// Lines of before that are the same in after (the edit did not touch
+// them) and that match a line of the old text (the encoder wrote them as
+// they were) are stable. Between two stable lines, the old text is kept
+// when the edit changed nothing there, and replaced by after's lines when
+// it did. Comment lines of the old text that a replaced region loses (the
+// comment above or beside a removed `nvidia.com/gpu` line, above a removed
+// affinity term, a foot comment at the document's end) are put back:
+// leading ones before the region, trailing ones after it, the others
+// above the first line the edit added (the new `claims` entry).
+//
+// The result must mean what after means (decoded and re-encoded without
+// comments, they are the same), else splice reports false and the caller
+// uses after as it is.
+
+// splice returns the new text of a document whose old text is old (without
+// trailing blank lines), given the encodings of its node before and after
+// the edit; moved are the comments the edit moved to new objects (not
+// lost).
+func splice(old, before, after []byte, moved []string) ([]byte, bool) {
+	bom := []byte("\xef\xbb\xbf")
+	hasBOM := bytes.HasPrefix(old, bom)
+	body := bytes.TrimPrefix(old, bom)
+	ol := splitLines(body)
+	bl, al := splitLines(before), splitLines(after)
+	crlf := isCRLF(ol)
+
+	// before line -> old line: exactly where the encoder kept the line,
+	// else ignoring indentation (a file that mixes sequence styles, which
+	// one style cannot encode); a wrong match changes the structure and
+	// fails the check below.
+	onB := align(keys(bl), keys(ol))
+	if loose := align(looseKeys(bl), looseKeys(ol)); matched(loose) > matched(onB) {
+		onB = loose
+	}
+	bA := align(bl, al) // before line -> after line (exact)
+
+	// Stable lines, with sentinels at both ends.
+	type anchor struct{ b, o, a int }
+	anchors := []anchor{{-1, -1, -1}}
+	lastO, lastA := -1, -1
+	for i := range bl {
+		o, a := onB[i], bA[i]
+		if o > lastO && a > lastA {
+			anchors = append(anchors, anchor{i, o, a})
+			lastO, lastA = o, a
+		}
+	}
+	anchors = append(anchors, anchor{len(bl), len(ol), len(al)})
+
+	// The output region by region: the old lines kept, or the edited
+	// lines that replace them (rep).
+	type region struct {
+		keep             []string
+		oSeg, bSeg, aSeg []string
+		rep              bool
+	}
+	var regions []region
+	for k := 0; k+1 < len(anchors); k++ {
+		cur, next := anchors[k], anchors[k+1]
+		if cur.o >= 0 {
+			regions = append(regions, region{keep: ol[cur.o : cur.o+1]})
+		}
+		oSeg, bSeg, aSeg := ol[cur.o+1:next.o], bl[cur.b+1:next.b], al[cur.a+1:next.a]
+		if equalLines(bSeg, aSeg) {
+			regions = append(regions, region{keep: oSeg})
+			continue
+		}
+		if len(aSeg) > 0 {
+			// The edited lines sit where the old text has them: shifted by
+			// the difference of indentation at the nearest stable line
+			// before them that is not deeper (a parent or sibling), for a
+			// file whose indentation the encoder cannot reproduce.
+			want := len(leading(aSeg[0]))
+			for j := k; j > 0; j-- {
+				if p := anchors[j]; len(leading(bl[p.b])) <= want {
+					aSeg = shift(aSeg, len(leading(ol[p.o]))-len(leading(bl[p.b])))
+					break
+				}
+			}
+		}
+		regions = append(regions, region{oSeg: oSeg, bSeg: bSeg, aSeg: aSeg, rep: true})
+	}
+	// Comments of the old text the output lacks (the edit may have moved
+	// some into another region, such as a removed request's comment into
+	// the new claims entry: those are not lost).
+	lost := map[string]int{}
+	for _, l := range ol {
+		if c, ok := commentOf(l); ok {
+			lost[c]++
+		}
+	}
+	for _, c := range moved {
+		lost["# "+strings.TrimSpace(strings.TrimPrefix(c, "#"))]--
+		lost[c]--
+	}
+	for _, r := range regions {
+		for _, l := range append(r.keep, r.aSeg...) {
+			if c, ok := commentOf(l); ok {
+				lost[c]--
+			}
+		}
+	}
+	var out bytes.Buffer
+	write := func(l string) {
+		// The old text's last line may lack its newline; new lines after it
+		// need one.
+		if b := out.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' {
+			if crlf {
+				out.WriteByte('\r')
+			}
+			out.WriteByte('\n')
+		}
+		out.WriteString(l)
+	}
+	for _, r := range regions {
+		if !r.rep {
+			for _, l := range r.keep {
+				write(l)
+			}
+			continue
+		}
+		for _, l := range rescue(r.oSeg, r.bSeg, r.aSeg, lost) {
+			if crlf {
+				l = toCRLF(l)
+			}
+			write(l)
+		}
+	}
+	res := out.Bytes()
+	if hasBOM {
+		res = append(append([]byte{}, bom...), res...)
+	}
+	if !sameMeaning(res, after) {
+		return nil, false
+	}
+	return res, true
+}
+
+// rescue returns aSeg (the edited lines replacing oSeg, whose encoding
+// before the edit is bSeg) with the comments of oSeg that the output lost
+// put back.
+func rescue(oSeg, bSeg, aSeg []string, lost map[string]int) []string {
+	var lead, mid, trail []string
+	first, last := -1, -1
+	for i, l := range oSeg {
+		if _, full := fullComment(l); !full && strings.TrimSpace(l) != "" {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	for i, l := range oSeg {
+		c, ok := commentOf(l)
+		if !ok {
+			continue
+		}
+		if lost[c] <= 0 {
+			continue
+		}
+		lost[c]--
+		_, full := fullComment(l)
+		switch {
+		case full && (first < 0 || i < first):
+			lead = append(lead, ensureNL(l))
+		case full && i > last:
+			trail = append(trail, ensureNL(l))
+		default:
+			mid = append(mid, c)
+		}
+	}
+	if len(lead)+len(mid)+len(trail) == 0 {
+		return aSeg
+	}
+	// The middle comments go above the first line the edit added, at its
+	// indentation (above the first line of the region when it only
+	// removes).
+	at := len(aSeg)
+	bset := map[string]int{}
+	for _, l := range bSeg {
+		bset[l]++
+	}
+	for i, l := range aSeg {
+		if bset[l] == 0 {
+			at = i
+			break
+		}
+		bset[l]--
+	}
+	indent := ""
+	switch {
+	case at < len(aSeg):
+		indent = leading(aSeg[at])
+	case len(oSeg) > 0:
+		indent = leading(oSeg[max(first, 0)])
+	}
+	out := append([]string{}, lead...)
+	out = append(out, aSeg[:at]...)
+	for _, c := range mid {
+		out = append(out, indent+c+"\n")
+	}
+	out = append(out, aSeg[at:]...)
+	return append(out, trail...)
+}
+
+// commentOf returns the comment a line holds ("# ..."), whole-line or
+// after a value.
+func commentOf(l string) (string, bool) {
+	if c, ok := fullComment(l); ok {
+		return c, true
+	}
+	i := lineCommentAt(l)
+	if i < 0 {
+		return "", false
+	}
+	return strings.TrimRight(l[i:], " \t\r\n"), true
+}
+
+// fullComment reports whether l is a comment line, and its comment.
+func fullComment(l string) (string, bool) {
+	t := strings.TrimSpace(l)
+	if strings.HasPrefix(t, "#") {
+		return t, true
+	}
+	return "", false
+}
+
+// lineCommentAt finds the " #" that starts a comment after a value,
+// outside quotes; -1 when there is none.
+func lineCommentAt(l string) int {
+	var quote byte
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			if i == 0 || l[i-1] == ' ' || l[i-1] == '[' || l[i-1] == '{' || l[i-1] == ',' || l[i-1] == ':' {
+				quote = c
+			}
+		case c == '#' && i > 0 && (l[i-1] == ' ' || l[i-1] == '\t'):
+			return i
+		}
+	}
+	return -1
+}
+
+// shift indents lines by delta spaces (removes up to -delta).
+func shift(lines []string, delta int) []string {
+	if delta == 0 {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		switch {
+		case strings.TrimSpace(l) == "":
+			out[i] = l
+		case delta > 0:
+			out[i] = strings.Repeat(" ", delta) + l
+		default:
+			out[i] = l[min(-delta, len(leading(l))):]
+		}
+	}
+	return out
+}
+
+func leading(l string) string { return l[:len(l)-len(strings.TrimLeft(l, " "))] }
+
+func ensureNL(l string) string {
+	if strings.HasSuffix(l, "\n") {
+		return l
+	}
+	return l + "\n"
+}
+
+// splitLines splits text into lines that keep their line ends.
+func splitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	l := strings.SplitAfter(string(b), "\n")
+	if l[len(l)-1] == "" {
+		l = l[:len(l)-1]
+	}
+	return l
+}
+
+// keys are lines as compared with the old text: without the line end and
+// trailing blanks, runs of spaces after the indentation as one.
+func keys(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.TrimRight(spacingKey([]byte(strings.TrimRight(l, " \t\r\n"))), " ") + "\n"
+	}
+	return out
+}
+
+// looseKeys are keys without the indentation.
+func looseKeys(lines []string) []string {
+	out := keys(lines)
+	for i, k := range out {
+		out[i] = strings.TrimLeft(k, " ")
+	}
+	return out
+}
+
+func matched(m []int) int {
+	n := 0
+	for _, v := range m {
+		if v >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func isCRLF(lines []string) bool {
+	n := 0
+	for _, l := range lines {
+		if strings.HasSuffix(l, "\r\n") {
+			n++
+		}
+	}
+	return n > 0 && 2*n >= len(lines)
+}
+
+func toCRLF(l string) string {
+	if strings.HasSuffix(l, "\n") && !strings.HasSuffix(l, "\r\n") {
+		return l[:len(l)-1] + "\r\n"
+	}
+	return l
+}
+
+func equalLines(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// align matches lines of a to lines of b with go-internal's anchored diff
+// (what the diffs kubedra prints use): for each line of a, the index of
+// the line of b it equals in the diff, or -1. Every line ends with "\n".
+func align(a, b []string) []int {
+	m := make([]int, len(a))
+	for i := range m {
+		m[i] = -1
+	}
+	fix := func(ls []string) []byte {
+		var buf bytes.Buffer
+		for _, l := range ls {
+			buf.WriteString(l)
+			if !strings.HasSuffix(l, "\n") {
+				buf.WriteByte('\n')
+			}
+		}
+		return buf.Bytes()
+	}
+	d := diff.Diff("a", fix(a), "b", fix(b))
+	if len(d) == 0 {
+		for i := range m {
+			if i < len(b) {
+				m[i] = i
+			}
+		}
+		return m
+	}
+	out := strings.SplitAfter(string(d), "\n")
+	if len(out) > 3 {
+		out = out[3:]
+	}
+	pa, pb := 0, 0
+	for _, s := range out {
+		switch {
+		case strings.HasPrefix(s, "@@ "):
+			sa, sb := hunkStarts(s)
+			for pa < sa && pb < sb {
+				m[pa] = pb
+				pa++
+				pb++
+			}
+			pa, pb = sa, sb
+		case strings.HasPrefix(s, " "):
+			if pa < len(m) {
+				m[pa] = pb
+			}
+			pa++
+			pb++
+		case strings.HasPrefix(s, "-"):
+			pa++
+		case strings.HasPrefix(s, "+"):
+			pb++
+		}
+	}
+	for pa < len(a) && pb < len(b) {
+		m[pa] = pb
+		pa++
+		pb++
+	}
+	refine(a, b, m)
+	return m
+}
+
+// refine matches the lines of the gaps the anchored diff leaves (it
+// matches only around lines unique in both texts, so a block repeated in
+// a document, such as a second pod template's env, becomes a deletion and
+// an insertion) by a longest common subsequence, where the gap is small
+// enough.
+func refine(a, b []string, m []int) {
+	ia, ib := 0, 0
+	for ia <= len(a) {
+		// The next matched line of a (or the end) closes a gap.
+		ja := ia
+		for ja < len(a) && m[ja] < 0 {
+			ja++
+		}
+		jb := len(b)
+		if ja < len(a) {
+			jb = m[ja]
+		}
+		if ja > ia && jb > ib && (ja-ia)*(jb-ib) <= 1<<18 {
+			lcs(a[ia:ja], b[ib:jb], m[ia:ja], ib)
+		}
+		if ja == len(a) {
+			return
+		}
+		ia, ib = ja+1, jb+1
+	}
+}
+
+// lcs sets m[i] = off+j for the lines a[i] == b[j] of a longest common
+// subsequence.
+func lcs(a, b []string, m []int, off int) {
+	n, k := len(a), len(b)
+	t := make([]int32, (n+1)*(k+1))
+	at := func(i, j int) *int32 { return &t[i*(k+1)+j] }
+	for i := n - 1; i >= 0; i-- {
+		for j := k - 1; j >= 0; j-- {
+			switch {
+			case a[i] == b[j]:
+				*at(i, j) = *at(i+1, j+1) + 1
+			case *at(i+1, j) >= *at(i, j+1):
+				*at(i, j) = *at(i+1, j)
+			default:
+				*at(i, j) = *at(i, j+1)
+			}
+		}
+	}
+	for i, j := 0, 0; i < n && j < k; {
+		switch {
+		case a[i] == b[j]:
+			m[i] = off + j
+			i++
+			j++
+		case *at(i+1, j) >= *at(i, j+1):
+			i++
+		default:
+			j++
+		}
+	}
+}
+
+// hunkStarts reads the 0-based first lines of "@@ -a,b +c,d @@".
+func hunkStarts(header string) (int, int) {
+	f := strings.Fields(header)
+	parse := func(s string) int {
+		start, count, _ := strings.Cut(s[1:], ",")
+		a, _ := strconv.Atoi(start)
+		if n, err := strconv.Atoi(count); err != nil || n > 0 {
+			a--
+		}
+		return a
+	}
+	return parse(f[1]), parse(f[2])
+}
+
+// sameMeaning reports whether two texts hold the same documents once
+// comments and styles are set aside.
+func sameMeaning(a, b []byte) bool {
+	ca, errA := canonical(a)
+	cb, errB := canonical(b)
+	return errA == nil && errB == nil && ca == cb
+}
+
+// canonical encodes the documents of text without comments or styles.
+func canonical(text []byte) (string, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	var out bytes.Buffer
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return "", err
+		}
+		plain(&n, map[*yaml.Node]bool{})
+		b, err := encodeYAML(&n, style{indent: 2, compact: true})
+		if err != nil {
+			return "", err
+		}
+		out.Write(b)
+		out.WriteString("---\n")
+	}
+	return out.String(), nil
+}
+
+// plain drops comments and styles (tags stay: a quoted "1" is a string).
+func plain(n *yaml.Node, seen map[*yaml.Node]bool) {
+	if seen[n] {
+		return
+	}
+	seen[n] = true
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	n.Style = 0
+	if n.Kind == yaml.ScalarNode && n.Tag == "" {
+		n.Tag = "!!str"
+	}
+	for _, c := range n.Content {
+		plain(c, seen)
+	}
+}
