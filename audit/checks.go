@@ -51,7 +51,7 @@ func Checks() []Check {
 		{CheckNodeSupport, "node types where DRA is not supported or needs care", Warning,
 			[]string{"nodes"}, checkNodeSupport},
 		{CheckGPUOperatorMode, "GPU Operator ClusterPolicy and GPUCluster together", Error,
-			nil, checkGPUOperator},
+			[]string{"clusterpolicies.nvidia.com", "gpuclusters.nvidia.com"}, checkGPUOperator},
 		{CheckQuotaCounting, "quotas that stop counting after migration", Warning,
 			[]string{"resourcequotas", "deviceclasses"}, checkQuotas},
 		{CheckStaleNodeLabels, "device labels and taints left on DRA-only nodes", Warning,
