@@ -109,6 +109,11 @@ func checkNodeConflict(e *env) []Finding {
 		}
 	}
 	var out []Finding
+	if s := e.f.PluginPodsScope; s != "" {
+		out = append(out, Finding{Severity: Warning,
+			Message: "device-plugin and DRA-driver pods were read in " + s + ": on other nodes conflicts are seen only through node allocatable and ResourceSlices",
+			Fix:     "grant list on pods in all namespaces (docs/rbac.yaml), or audit without -n"})
+	}
 	for k, nodes := range groups {
 		out = append(out, Finding{Pool: k.pool, Objects: nodeRefs(nodes),
 			Message: fmt.Sprintf("pool %s: a device plugin and a DRA driver both serve %s devices on %d node(s): %s (%s)",

@@ -54,3 +54,14 @@ spec:
 		t.Errorf("an invalid request is grouped as a workload on a plugin: %+v", r.Workloads)
 	}
 }
+
+// Plugin pods read in one namespace only: the audit says so.
+func TestPluginPodsScope(t *testing.T) {
+	f := &cluster.Facts{ServerVersion: "v1.37.2", ResourceAPIVersions: []string{"v1"},
+		Namespace: "ml", PluginPodsScope: "namespace ml only (listing pods in all namespaces: forbidden)"}
+	r := audit.Run(f, audit.Options{Resolver: rules.Default()})
+	got := fired(r)[audit.CheckNodeConflict]
+	if len(got) != 1 || got[0] != "warning " {
+		t.Errorf("node-conflict findings: %q", got)
+	}
+}

@@ -154,22 +154,37 @@ func (c *Collector) addOwner(ns, kind, name string, refs []metav1.OwnerReference
 	}
 }
 
-// AddPod folds a Pod: device-plugin and driver pods are kept as PluginPods,
-// pods with extended-resource requests count towards their workload. The
-// pod itself is not retained.
-func (c *Collector) AddPod(o *corev1.Pod) {
+// AddPluginPod keeps o as a PluginPod when it is a device-plugin or driver
+// pod, and reports whether it was.
+func (c *Collector) AddPluginPod(o *corev1.Pod) bool {
 	owner := metav1.GetControllerOfNoCopy(o)
 	dsName := ""
 	if owner != nil && owner.Kind == "DaemonSet" {
 		dsName = owner.Name
 	}
-	if cl, ok := ClassifyPod(&o.Spec, o.Labels, dsName); ok {
-		c.f.PluginPods = append(c.f.PluginPods, PluginPod{
-			Namespace: o.Namespace, Name: o.Name, Node: o.Spec.NodeName, Role: cl.Role, Family: cl.Family,
-			Evidence: cl.Evidence, DaemonSet: dsName,
-		})
+	cl, ok := ClassifyPod(&o.Spec, o.Labels, dsName)
+	if !ok {
+		return false
+	}
+	c.f.PluginPods = append(c.f.PluginPods, PluginPod{
+		Namespace: o.Namespace, Name: o.Name, Node: o.Spec.NodeName, Role: cl.Role, Family: cl.Family,
+		Evidence: cl.Evidence, DaemonSet: dsName,
+	})
+	return true
+}
+
+// SetPluginPodsScope records that plugin and driver pods could not be read
+// cluster-wide (see Facts.PluginPodsScope).
+func (c *Collector) SetPluginPodsScope(s string) { c.f.PluginPodsScope = s }
+
+// AddPod folds a Pod: device-plugin and driver pods are kept as PluginPods,
+// pods with extended-resource requests count towards their workload. The
+// pod itself is not retained.
+func (c *Collector) AddPod(o *corev1.Pod) {
+	if c.AddPluginPod(o) {
 		return
 	}
+	owner := metav1.GetControllerOfNoCopy(o)
 	reqs := Requests(&o.Spec)
 	if len(reqs) == 0 {
 		return

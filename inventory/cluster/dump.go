@@ -30,6 +30,7 @@ type Info struct {
 	ServerVersion       string    `json:"serverVersion,omitempty"`
 	ResourceAPIVersions []string  `json:"resourceAPIVersions"`
 	Namespace           string    `json:"namespace,omitempty"`
+	PluginPodsScope     string    `json:"pluginPodsScope,omitempty"`
 	Read                []string  `json:"read"`
 	Problems            []Problem `json:"problems,omitempty"`
 }
@@ -108,7 +109,7 @@ func (d *DumpWriter) Close(f *Facts) error {
 		return nil
 	}
 	d.doc(Info{APIVersion: InfoAPIVersion, Kind: InfoKind, ServerVersion: f.ServerVersion,
-		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, Read: f.Read, Problems: f.Problems})
+		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, PluginPodsScope: f.PluginPodsScope, Read: f.Read, Problems: f.Problems})
 	if d.err != nil {
 		return d.err
 	}
@@ -191,6 +192,7 @@ func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 		}
 		c.SetServer(info.ServerVersion, served)
 		c.SetNamespace(info.Namespace)
+		c.SetPluginPodsScope(info.PluginPodsScope)
 		for _, r := range info.Read {
 			if inScope(r) {
 				c.MarkRead(r)

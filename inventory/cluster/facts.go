@@ -41,6 +41,10 @@ type Facts struct {
 	Quotas        []Quota          `json:"quotas"`
 	Operators     []OperatorPolicy `json:"operators"`
 
+	// PluginPodsScope is "" when device-plugin and driver pods were read in
+	// every namespace (they are cluster-wide facts, whatever Namespace
+	// says); else it says where they were read and why not everywhere.
+	PluginPodsScope string `json:"pluginPodsScope,omitempty"`
 	// Read lists the resource types that were read (plural resource names,
 	// e.g. "nodes", "resourceslices").
 	Read []string `json:"read"`
