@@ -155,8 +155,13 @@ func (c *Collector) addOwner(ns, kind, name string, refs []metav1.OwnerReference
 }
 
 // AddPluginPod keeps o as a PluginPod when it is a device-plugin or driver
-// pod, and reports whether it was.
+// pod (or as an Autoscaler when it is Karpenter's controller: also a
+// cluster-wide fact), and reports whether it was.
 func (c *Collector) AddPluginPod(o *corev1.Pod) bool {
+	if a, ok := karpenterController(o); ok {
+		c.f.Autoscalers = append(c.f.Autoscalers, a)
+		return true
+	}
 	owner := metav1.GetControllerOfNoCopy(o)
 	dsName := ""
 	if owner != nil && owner.Kind == "DaemonSet" {
@@ -472,6 +477,10 @@ func (c *Collector) Facts() *Facts {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
 	addDocuments(f.Workloads)
+	f.Autoscalers = slices.Clone(f.Autoscalers)
+	slices.SortFunc(f.Autoscalers, func(a, b Autoscaler) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Pod, b.Pod))
+	})
 	f.Quotas = slices.Clone(f.Quotas)
 	slices.SortFunc(f.Quotas, func(a, b Quota) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
