@@ -73,6 +73,10 @@ func (g *generator) plan() string {
 		code(lines...)
 		w("Rollback:\n\n")
 		code(applyCmd(p(dirRollback + "/" + dirPhase1)))
+	} else if g.Facts == nil {
+		w("**Not written: this bundle was made without cluster facts.** Phase 1 copies each device-plugin DaemonSet's required node affinity into its patch and rollback, so it needs the DaemonSets as they are. Do not label any pool before you regenerate the bundle with them:\n\n")
+		code("kubectl get nodes,daemonsets,resourcequotas -A -o yaml > cluster-facts.yaml",
+			fmt.Sprintf("kubedra bundle --driver %s --from-dump cluster-facts.yaml --target-version %s --strategy %s --out %s --force", d.Name, g.Target, g.Strategy, dir))
 	} else {
 		w("Nothing to patch.\n\n")
 	}
@@ -159,9 +163,9 @@ func (g *generator) plan() string {
 			code("kubectl get pod POD -o jsonpath='{.status.extendedResourceClaimStatus}'")
 			w("Rollback: nothing to undo; pods go back to the plugin when step 4 is rolled back and they are recreated.\n\n")
 		} else {
-			w("Rewrite the workloads meant for this pool to ResourceClaims and apply them:\n\n")
-			code("kubedra migrate MANIFESTS --target-version " + g.Target.String() + " | kubectl apply -f -")
-			w("Rollback: apply the original manifests again (`kubectl apply -f MANIFESTS`).\n\n")
+			w("Rewrite the workloads meant for this pool to ResourceClaims and apply them. `MANIFESTS.yaml` holds them as one stream (e.g. `kustomize build overlays/prod > MANIFESTS.yaml`); `kubedra migrate -` reads it on stdin and writes the migrated stream, not a diff, to stdout:\n\n")
+			code("kubedra migrate --target-version " + g.Target.String() + " - < MANIFESTS.yaml | kubectl apply --server-side -f -")
+			w("Rollback: apply the original manifests again (`kubectl apply --server-side -f MANIFESTS.yaml`).\n\n")
 		}
 	}
 
