@@ -108,16 +108,16 @@ func (g *generator) plan() string {
 		lines = append(lines, cmd, "kubectl get deviceclasses", "kubedra bundle verify "+dir)
 		code(lines...)
 		w("Rollback:\n\n")
-		back := []string{fmt.Sprintf("helm uninstall %s --namespace %s", h.Release, h.Namespace)}
+		back := []string{fmt.Sprintf("helm uninstall %s --namespace %s --ignore-not-found", h.Release, h.Namespace)}
 		if hasK {
-			back = append(back, "kubectl delete -k "+p(dirPhase2))
+			back = append(back, "kubectl delete --ignore-not-found -k "+p(dirPhase2))
 		}
 		code(back...)
 	} else {
 		code(applyCmd(p(dirPhase2)), "kubectl get deviceclasses "+classNames(g),
 			fmt.Sprintf("kubectl -n %s get daemonset %s", ks.Namespace, ks.Name), "kubedra bundle verify "+dir)
 		w("Rollback:\n\n")
-		code("kubectl delete -k " + p(dirPhase2))
+		code("kubectl delete --ignore-not-found -k " + p(dirPhase2))
 	}
 
 	// Per pool.
@@ -165,7 +165,7 @@ func (g *generator) plan() string {
 		} else {
 			w("Rewrite the workloads meant for this pool to ResourceClaims and apply them. `MANIFESTS.yaml` holds them as one stream (e.g. `kustomize build overlays/prod > MANIFESTS.yaml`); `kubedra migrate -` reads it on stdin and writes the migrated stream, not a diff, to stdout:\n\n")
 			code("kubedra migrate --target-version " + g.Target.String() + " - < MANIFESTS.yaml | kubectl apply --server-side -f -")
-			w("Rollback: apply the original manifests again (`kubectl apply --server-side -f MANIFESTS.yaml`).\n\n")
+			w("Rollback: `kubectl apply --server-side -f MANIFESTS.yaml` (the original manifests again).\n\n")
 		}
 	}
 
@@ -183,12 +183,12 @@ func (g *generator) plan() string {
 		lines = append(lines, applyCmd(p(dirRollback+"/"+dirQuota)))
 	}
 	if h := d.Install.Helm; h != nil {
-		lines = append(lines, fmt.Sprintf("helm uninstall %s --namespace %s", h.Release, h.Namespace))
+		lines = append(lines, fmt.Sprintf("helm uninstall %s --namespace %s --ignore-not-found", h.Release, h.Namespace))
 		if hasK {
-			lines = append(lines, "kubectl delete -k "+p(dirPhase2))
+			lines = append(lines, "kubectl delete --ignore-not-found -k "+p(dirPhase2))
 		}
 	} else {
-		lines = append(lines, "kubectl delete -k "+p(dirPhase2))
+		lines = append(lines, "kubectl delete --ignore-not-found -k "+p(dirPhase2))
 	}
 	if _, ok := g.tree[dirPhase1+"/kustomization.yaml"]; ok {
 		lines = append(lines, applyCmd(p(dirRollback+"/"+dirPhase1)))
