@@ -160,33 +160,10 @@ func TestPlanCommands(t *testing.T) {
 	if _, err := cluster.RunKubectl(ctx, "create", "namespace", "plan-workloads"); err != nil {
 		t.Fatal(err)
 	}
-	bin, err := harness.KubedraBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// PATH: kubedra and kubectl as the user has them.
-	pathDir := t.TempDir()
-	for name, target := range map[string]string{"kubedra": bin, "kubectl": cluster.Kubectl} {
-		if err := os.Symlink(target, filepath.Join(pathDir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(cluster.Env(), "PATH="+pathDir+":/usr/bin:/bin")
+	env := userEnv(t)
 	sh := func(step planStep, want int) {
 		t.Helper()
-		cmd := exec.CommandContext(ctx, "sh", "-c", step.cmd)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != want {
-			t.Fatalf("PLAN.md %q: `%s`: exit %d, want %d\n%s", step.section, step.cmd, code, want, out)
-		}
-		t.Logf("ok (%d) %s", code, step.cmd)
+		runStep(t, ctx, dir, env, step, want)
 	}
 	sh(planStep{section: "generate", cmd: "kubedra bundle --driver example --from-cluster --pool-label " + poolLabel + " --pools plan-x,plan-y --target-version 1.37 --out cutover"}, 0)
 	plan, err := os.ReadFile(filepath.Join(dir, "cutover", "PLAN.md"))
@@ -243,4 +220,100 @@ func TestPlanCommands(t *testing.T) {
 			t.Errorf("node %s after the rollback: unschedulable %v, labels %v", n, node.Spec.Unschedulable, node.Labels)
 		}
 	}
+}
+
+// TestDocsCommands runs the command block of docs/bundle.md in order on a
+// cluster holding the NVIDIA device plugin as its Helm chart ships it and
+// two Neuron pools: every command exits 0, and phase 1 keeps each of the
+// chart's three ORed terms, with the exclusion ANDed into each.
+func TestDocsCommands(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cluster.CreateNode(t, harness.NodeSpec{Name: "docs-nv-1", Labels: map[string]string{"eks.amazonaws.com/nodegroup": "gpu-a", "nvidia.com/gpu.present": "true"},
+		Resources: map[string]string{"nvidia.com/gpu": "8"}})
+	for _, p := range []string{"trn2-a", "trn2-b"} {
+		cluster.CreateNode(t, harness.NodeSpec{Name: "docs-" + p + "-1", Labels: map[string]string{"eks.amazonaws.com/nodegroup": p, "node.kubernetes.io/instance-type": "trn2.48xlarge"},
+			Resources: map[string]string{"aws.amazon.com/neuron": "16"}})
+	}
+	objs, err := harness.DecodeYAML(must(os.ReadFile("testdata/nvdp.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.CreateAll(ctx, objs, harness.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = cluster.RunKubectl(context.Background(), "delete", "namespace", "nvidia-device-plugin", "--ignore-not-found", "--wait=false")
+		_, _ = cluster.RunKubectl(context.Background(), "-n", "kube-system", "delete", "daemonset", "neuron-device-plugin-daemonset", "--ignore-not-found", "--wait=false")
+	})
+	doc, err := os.ReadFile("../../../docs/bundle.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := planSteps(t, string(doc))
+	if len(steps) < 6 {
+		t.Fatalf("docs/bundle.md has %d commands", len(steps))
+	}
+	dir, env := t.TempDir(), userEnv(t)
+	for _, s := range steps {
+		runStep(t, ctx, dir, env, s, 0)
+	}
+	ds, err := cluster.Clientset.AppsV1().DaemonSets("nvidia-device-plugin").Get(ctx, "nvdp-nvidia-device-plugin", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := ds.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 3 {
+		t.Fatalf("phase 1 left %d terms, want the chart's 3: %+v", len(terms), terms)
+	}
+	for i, term := range terms {
+		if len(term.MatchExpressions) != 2 || term.MatchExpressions[1].Key != modeLabel {
+			t.Errorf("term %d: %+v, want the chart's expression and the exclusion", i, term.MatchExpressions)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cutover-defaults", "phase-1")); err == nil {
+		t.Errorf("the bundle without facts has a phase 1")
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// userEnv is the environment of a user's shell: kubedra and kubectl on
+// PATH, the cluster's kubeconfig.
+func userEnv(t *testing.T) []string {
+	t.Helper()
+	bin, err := harness.KubedraBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pathDir := t.TempDir()
+	for name, target := range map[string]string{"kubedra": bin, "kubectl": cluster.Kubectl} {
+		if err := os.Symlink(target, filepath.Join(pathDir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(cluster.Env(), "PATH="+pathDir+":/usr/bin:/bin")
+}
+
+// runStep runs one command with sh in dir and requires its exit code.
+func runStep(t *testing.T, ctx context.Context, dir string, env []string, step planStep, want int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "sh", "-c", step.cmd)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != want {
+		t.Fatalf("%q: `%s`: exit %d, want %d\n%s", step.section, step.cmd, code, want, out)
+	}
+	t.Logf("ok (%d) %s", code, step.cmd)
 }
