@@ -100,7 +100,9 @@ func TestDriverChartDryRun(t *testing.T) {
 	if _, err := cluster.RunKubectl(ctx, "apply", "--server-side", "-f", crds); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = cluster.RunKubectl(context.Background(), "delete", "-f", crds, "--ignore-not-found", "--wait=false") })
+	t.Cleanup(func() {
+		_, _ = cluster.RunKubectl(context.Background(), "delete", "-f", crds, "--ignore-not-found", "--wait=false")
+	})
 
 	var kinds []string
 	var ds, class string
