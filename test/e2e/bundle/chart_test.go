@@ -36,6 +36,7 @@ import (
 func TestDriverChartDryRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	namespaceGone(t, ctx, "nvidia-device-plugin")
 	cluster.CreateNode(t, harness.NodeSpec{Name: "chart-nv-1", Labels: map[string]string{"eks.amazonaws.com/nodegroup": "chart-gpu", "nvidia.com/gpu.present": "true"},
 		Taints:    []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}},
 		Resources: map[string]string{"nvidia.com/gpu": "8"}})
@@ -43,7 +44,7 @@ func TestDriverChartDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.CreateAll(ctx, objs[:2], harness.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+	if err := cluster.CreateAll(ctx, objs[:2], harness.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -126,12 +126,7 @@ func TestPlanCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	// A test before this one may still be deleting the driver's namespace.
-	if err := harness.Poll(ctx, 2*time.Minute, "namespace "+driverNS+" gone", func(ctx context.Context) (bool, string, error) {
-		_, err := cluster.Clientset.CoreV1().Namespaces().Get(ctx, driverNS, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), "still there", nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	namespaceGone(t, ctx, driverNS)
 	nodes := map[string]bool{}
 	for _, n := range []struct{ name, pool string }{{"plan-x-1", "x"}, {"plan-y-1", "y"}} {
 		nodes[n.name] = true
@@ -229,6 +224,7 @@ func TestPlanCommands(t *testing.T) {
 func TestDocsCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	namespaceGone(t, ctx, "nvidia-device-plugin")
 	cluster.CreateNode(t, harness.NodeSpec{Name: "docs-nv-1", Labels: map[string]string{"eks.amazonaws.com/nodegroup": "gpu-a", "nvidia.com/gpu.present": "true"},
 		Resources: map[string]string{"nvidia.com/gpu": "8"}})
 	for _, p := range []string{"trn2-a", "trn2-b"} {
@@ -316,4 +312,20 @@ func runStep(t *testing.T, ctx context.Context, dir string, env []string, step p
 		t.Fatalf("%q: `%s`: exit %d, want %d\n%s", step.section, step.cmd, code, want, out)
 	}
 	t.Logf("ok (%d) %s", code, step.cmd)
+}
+
+// namespaceGone waits until a namespace an earlier test deleted is gone,
+// force-deleting its pods (no kubelet ends them).
+func namespaceGone(t *testing.T, ctx context.Context, ns string) {
+	t.Helper()
+	if err := harness.Poll(ctx, 2*time.Minute, "namespace "+ns+" gone", func(ctx context.Context) (bool, string, error) {
+		_, err := cluster.Clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		_ = cluster.ForceDeletePods(ctx, ns)
+		return false, "still there", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
