@@ -141,3 +141,75 @@ func TestDriverChartDryRun(t *testing.T) {
 		t.Errorf("gpu.nvidia.com as rendered for v1 (the catalogue says it declares nvidia.com/gpu):\n%s", class)
 	}
 }
+
+// TestPluginChartFixture renders the NVIDIA device-plugin chart (vendored,
+// see testdata/charts/NOTICE) with its default values and checks that the
+// unit tests' fixture (bundle/testdata/flavours/nvidia-chart.yaml, which
+// TestFlavoursBuild builds every phase for) holds the DaemonSet's affinity
+// and pod labels exactly as the chart renders them.
+func TestPluginChartFixture(t *testing.T) {
+	ch, err := loader.Load("testdata/charts/nvidia-device-plugin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := action.NewInstall(new(action.Configuration))
+	inst.ReleaseName, inst.Namespace = "nvdp", "nvidia-device-plugin"
+	inst.DryRun, inst.ClientOnly = true, true
+	rel, err := inst.Run(ch, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ds struct {
+		Kind     string
+		Metadata struct{ Name, Namespace string }
+		Spec     struct {
+			Template struct {
+				Metadata struct{ Labels map[string]string }
+				Spec     corev1.PodSpec
+			}
+		}
+	}
+	var rendered *ds
+	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
+		var d ds
+		if err := yaml.Unmarshal([]byte(m), &d); err == nil && d.Kind == "DaemonSet" && d.Metadata.Name == "nvdp-nvidia-device-plugin" {
+			rendered = &d
+		}
+	}
+	if rendered == nil {
+		t.Fatalf("the chart renders no DaemonSet nvdp-nvidia-device-plugin:\n%s", rel.Manifest)
+	}
+	objs, err := harness.DecodeYAML(must(os.ReadFile("../../../bundle/testdata/flavours/nvidia-chart.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixture *ds
+	for _, o := range objs {
+		items := []map[string]any{o.Object}
+		if o.IsList() {
+			l, _ := o.ToList()
+			items = items[:0]
+			for _, it := range l.Items {
+				items = append(items, it.Object)
+			}
+		}
+		for _, it := range items {
+			b, _ := yaml.Marshal(it)
+			var d ds
+			if err := yaml.Unmarshal(b, &d); err == nil && d.Kind == "DaemonSet" {
+				fixture = &d
+			}
+		}
+	}
+	if fixture == nil {
+		t.Fatal("no DaemonSet in the fixture")
+	}
+	if a, b := must(yaml.Marshal(rendered.Spec.Template.Spec.Affinity)), must(yaml.Marshal(fixture.Spec.Template.Spec.Affinity)); !bytes.Equal(a, b) {
+		t.Errorf("the fixture's affinity differs from the chart's:\nchart:\n%s\nfixture:\n%s", a, b)
+	}
+	for k, v := range fixture.Spec.Template.Metadata.Labels {
+		if rendered.Spec.Template.Metadata.Labels[k] != v {
+			t.Errorf("fixture pod label %s=%s, chart renders %v", k, v, rendered.Spec.Template.Metadata.Labels)
+		}
+	}
+}
