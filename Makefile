@@ -26,7 +26,7 @@ test: ## unit, golden and CLI script tests (reads ../shared/corpus when present)
 e2e: build ## tests against a real control plane built from Go modules (first build 15-40 min, cached)
 	cd test/e2e && { test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }; } && $(GO) vet ./... && $(GO) mod tidy -diff
 	cd test/e2e && K8S_VERSION=$(K8S_VERSION) $(GO) run ./cmd/lcp build >/dev/null
-	cd test/e2e && K8S_VERSION=$(K8S_VERSION) KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m -parallel 4 ./...
+	cd test/e2e && K8S_VERSION=$(K8S_VERSION) KUBEDRA_BIN=$(CURDIR)/$(BIN) KUBEDRA_BROWSER=$${KUBEDRA_BROWSER:-1} $(GO) test -count=1 -timeout 30m -parallel 4 ./...
 
 ci: verify test fuzz-short dist-check e2e ## what .ci/run runs
 

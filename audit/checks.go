@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/rules"
@@ -51,7 +53,7 @@ func Checks() []Check {
 		{CheckNodeSupport, "node types where DRA is not supported or needs care", Warning,
 			[]string{"nodes"}, checkNodeSupport},
 		{CheckGPUOperatorMode, "GPU Operator ClusterPolicy and GPUCluster together", Error,
-			nil, checkGPUOperator},
+			[]string{"clusterpolicies.nvidia.com", "gpuclusters.nvidia.com"}, checkGPUOperator},
 		{CheckQuotaCounting, "quotas that stop counting after migration", Warning,
 			[]string{"resourcequotas", "deviceclasses"}, checkQuotas},
 		{CheckStaleNodeLabels, "device labels and taints left on DRA-only nodes", Warning,
@@ -95,6 +97,9 @@ func checkNodeConflict(e *env) []Finding {
 	type key struct{ pool, family string }
 	groups := map[key][]string{}
 	evidence := map[key][]string{}
+	// host: pools where a node shows the conflict with no plugin or driver
+	// pod at all (host services, e.g. Bottlerocket's).
+	host := map[key]bool{}
 	for _, n := range e.f.Nodes {
 		for fam, pev := range e.plugin[n.Name] {
 			dev, ok := e.dra[n.Name][fam]
@@ -106,14 +111,27 @@ func checkNodeConflict(e *env) []Finding {
 			if len(evidence[k]) == 0 {
 				evidence[k] = []string{n.Name + ": " + strings.Join(pev, ", ") + " and " + strings.Join(dev, ", ")}
 			}
+			if !slices.ContainsFunc(slices.Concat(pev, dev), func(s string) bool { return strings.HasPrefix(s, "pod ") }) {
+				host[k] = true
+			}
 		}
 	}
 	var out []Finding
+	if s := e.f.PluginPodsScope; s != "" {
+		out = append(out, Finding{Severity: Warning,
+			Message: "device-plugin and DRA-driver pods were read in " + s + ": on other nodes conflicts are seen only through node allocatable and ResourceSlices",
+			Fix:     "grant list on pods in all namespaces (docs/rbac.yaml), or audit without -n"})
+	}
 	for k, nodes := range groups {
 		out = append(out, Finding{Pool: k.pool, Objects: nodeRefs(nodes),
 			Message: fmt.Sprintf("pool %s: a device plugin and a DRA driver both serve %s devices on %d node(s): %s (%s)",
 				k.pool, k.family, len(nodes), list(nodes), evidence[k][0]),
 			Fix: "keep one mechanism per node: disable the device plugin on these nodes (label or nodeSelector) before the DRA driver runs there"})
+		if host[k] {
+			f := &out[len(out)-1]
+			f.Message += "; no plugin or driver pod runs there: both are host services of the node image"
+			f.Fix = "disable the node image's device plugin on these nodes (Bottlerocket: settings.kubelet-device-plugins.nvidia.enabled=false), or its DRA driver (settings.kubelet-dra-drivers.nvidia.enabled=false)"
+		}
 	}
 	return out
 }
@@ -278,8 +296,12 @@ func checkNodeSupport(e *env) []Finding {
 				"do not install your own DRA driver on Auto Mode nodes")
 		}
 		if n.Karpenter && !n.EKSAutoMode {
-			add(n, Warning, "Karpenter-provisioned nodes: DRA needs Karpenter 1.15+ (dynamic provisioning behind Karpenter feature gates); older versions only with static-capacity NodePools",
-				"check the Karpenter version before moving these workloads")
+			sev, msg, fix := e.karpenter()
+			add(n, sev, msg, fix)
+		}
+		if _, nvDRA := drav["nvidia"]; n.Bottlerocket && nvDRA && !e.driverPodOn(n.Name, "nvidia") {
+			add(n, Info, "Bottlerocket runs the NVIDIA DRA driver as a host service (settings.kubelet-dra-drivers.nvidia.enabled): no driver pod, and no DeviceClass unless you create one",
+				"create the gpu.nvidia.com DeviceClass (kubedra bundle --driver nvidia writes it) and keep settings.kubelet-device-plugins.nvidia.enabled=false on these nodes")
 		}
 		if n.Bottlerocket && (neuronDRA || neuronPlugin) {
 			add(n, Warning, "Bottlerocket with Neuron: earlier AWS docs list the Neuron DRA driver for AL2023 only",
@@ -384,6 +406,7 @@ func checkStaleLabels(e *env) []Finding {
 	type key struct{ pool, family string }
 	labels := map[key]map[string]bool{}
 	nodes := map[key][]string{}
+	taints, tainted := map[key][]string{}, map[key][]string{}
 	for _, n := range e.f.Nodes {
 		for fam := range e.dra[n.Name] {
 			if _, plug := e.plugin[n.Name][fam]; plug {
@@ -397,8 +420,9 @@ func checkStaleLabels(e *env) []Finding {
 				}
 			}
 			for _, t := range n.Taints {
-				if cluster.FamilyOfResource(t.Key) == fam && detect.DeviceToleration(t.Key, t.Value) {
-					stale = append(stale, "taint "+t.Key+":"+string(t.Effect))
+				if cluster.FamilyOfResource(t.Key) == fam && detect.DeviceToleration(t.Key, t.Value) && t.Effect != corev1.TaintEffectPreferNoSchedule {
+					taints[k] = appendNew(taints[k], t.Key+":"+string(t.Effect))
+					tainted[k] = appendNew(tainted[k], n.Name)
 				}
 			}
 			if len(stale) == 0 {
@@ -418,9 +442,29 @@ func checkStaleLabels(e *env) []Finding {
 		out = append(out, Finding{Pool: k.pool, Objects: nodeRefs(ns),
 			Message: fmt.Sprintf("pool %s: %d DRA-only node(s) for %s still carry %s (%s)", k.pool, len(ns), k.family,
 				strings.Join(keys(labels[k]), ", "), list(ns)),
-			Fix: "select devices with CEL in claims instead of node labels; remove device-plugin-era labels and taints once no workload selects or tolerates them"})
+			Fix: "select devices with CEL in claims instead of node labels; remove device-plugin-era labels once no workload selects them"})
+	}
+	// A device taint (nvidia.com/gpu:NoSchedule) is not stale on a DRA
+	// node: it still keeps other pods off, NVIDIA's chart tolerates it for
+	// its kubelet plugin and its DRA demos tolerate it in pods. What
+	// changes is who tolerates it: the ExtendedResourceToleration admission
+	// plugin adds the toleration only to pods that request the extended
+	// resource, and kubedra migrate keeps a manifest's tolerations without
+	// adding one, so claim-only pods need it written.
+	for k, ns := range tainted {
+		out = append(out, Finding{Severity: Info, Pool: k.pool, Objects: nodeRefs(ns),
+			Message: fmt.Sprintf("pool %s: %d DRA-only node(s) for %s keep the taint %s (%s); expected on DRA nodes, but pods that ask for devices through ResourceClaims only run there if they tolerate it",
+				k.pool, len(ns), k.family, strings.Join(taints[k], ", "), list(ns)),
+			Fix: "keep the taint and give migrated workloads the toleration in their manifests (the ExtendedResourceToleration admission plugin adds it only to pods that request the extended resource; kubedra migrate keeps existing tolerations and adds none)"})
 	}
 	return out
+}
+
+func appendNew(s []string, v string) []string {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
 }
 
 // featureLabel: a device feature-discovery label of a family (GFD/NFD
@@ -431,4 +475,45 @@ func featureLabel(l, family string) bool {
 		return false
 	}
 	return detect.DeviceLabel(l) && cluster.FamilyOfResource(l) == family
+}
+
+// karpenter says what Karpenter does with pods that request devices through
+// ResourceClaims, from its controller pod when one was read (peers.md §1.5:
+// IGNORE_DRA_REQUESTS defaults to true, so they do not make it provision).
+func (e *env) karpenter() (Severity, string, string) {
+	fix := "keep nodes in this pool before moving its workloads to ResourceClaims (static capacity), keep them on extended resources (KEP-5004, 1.36+), or run Karpenter 1.15+ with IGNORE_DRA_REQUESTS=false and a cloud provider that publishes device templates"
+	var ks []cluster.Autoscaler
+	for _, a := range e.f.Autoscalers {
+		if a.Kind == "karpenter" {
+			ks = append(ks, a)
+		}
+	}
+	if len(ks) == 0 {
+		return Warning, "provisioned by Karpenter, whose controller was not among the pods read (version and IGNORE_DRA_REQUESTS unknown): by default Karpenter ignores DRA requests, so pods that ask for devices through ResourceClaims do not make it add nodes to this pool", fix
+	}
+	k := ks[0]
+	ver := k.Version
+	if ver == "" {
+		ver = "(untagged " + k.Image + ")"
+	}
+	where := fmt.Sprintf("Karpenter %s (pod %s/%s)", ver, k.Namespace, k.Pod)
+	switch k.IgnoreDRARequests {
+	case "false":
+		return Info, where + " runs with IGNORE_DRA_REQUESTS=false: it simulates DRA requests, but provisions for them only where its cloud provider publishes device templates (the AWS provider has none for GPUs yet: aws/karpenter-provider-aws#9519)",
+			"check that the provider publishes templates for this pool's instance types before relying on it"
+	case "unknown":
+		return Warning, where + " sets IGNORE_DRA_REQUESTS from a ConfigMap or Secret: if it is true (the default), pods that ask for devices through ResourceClaims do not make it add nodes to this pool", fix
+	}
+	setting := "IGNORE_DRA_REQUESTS=true"
+	if k.IgnoreDRARequests == "default" {
+		setting = "IGNORE_DRA_REQUESTS unset, default true"
+	}
+	return Warning, where + " ignores DRA requests (" + setting + "): pods that ask for devices through ResourceClaims do not make it add nodes to this pool; pods with extended-resource requests still do", fix
+}
+
+// driverPodOn reports whether a DRA-driver pod of family runs on node.
+func (e *env) driverPodOn(node, family string) bool {
+	return slices.ContainsFunc(e.f.PluginPods, func(p cluster.PluginPod) bool {
+		return p.Node == node && p.Role == cluster.DRADriver && p.Family == family
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/inventory/detect"
@@ -84,6 +86,13 @@ func checkWorkloads(e *env) []Finding {
 			if cluster.FamilyOfResource(req.Resource) == "" && st == "" {
 				continue
 			}
+			if why := invalidCount(req.Quantity); why != "" {
+				out = append(out, Finding{Severity: Warning, Objects: []Ref{ref},
+					Message: fmt.Sprintf("%s %s/%s: container %s asks %q %s: %s; the API server rejects it, so the dump was not written by one as it is",
+						w.Kind, w.Namespace, w.Name, req.Container, req.Quantity, req.Resource, why),
+					Fix: "fix the request (a whole number of devices, 1 or more) in the workload's manifest"})
+				continue
+			}
 			if st == rules.DRABacked {
 				continue
 			}
@@ -122,4 +131,19 @@ func checkWorkloads(e *env) []Finding {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Status, b.Status))
 	})
 	return out
+}
+
+// invalidCount says why an extended-resource quantity is no device count
+// the API server accepts (negative, fractional, unparsable), else "".
+func invalidCount(q string) string {
+	v, err := resource.ParseQuantity(q)
+	switch {
+	case err != nil:
+		return "not a quantity"
+	case v.Sign() < 0:
+		return "a negative count"
+	case v.MilliValue()%1000 != 0:
+		return "not a whole number"
+	}
+	return ""
 }

@@ -166,6 +166,7 @@ func Generate(opts Options) (*Result, error) {
 		NodeLabels:         map[string]string{ModeLabel: ModeDRA},
 		DriverNodeSelector: map[string]string{ModeLabel: ModeDRA},
 		DriverDaemonSet:    g.d.KubeletPlugin,
+		Plugins:            []PluginAction{},
 		FactsSource:        "none (catalogue defaults)",
 	}
 	if g.Facts != nil {
@@ -243,15 +244,16 @@ func (g *generator) unread() {
 // kept off DRA nodes.
 func (g *generator) plugins() {
 	if g.Facts == nil {
+		// Never patch what was only assumed: a chart's required node
+		// affinity (the NVIDIA plugin chart ships three ORed terms) is
+		// atomic under server-side apply, so a patch built on a guess
+		// would replace it, and its rollback delete it.
 		for _, p := range g.d.Plugins {
 			if ex := p.exclusion(); ex != nil {
 				g.warnf("defaults: if %s/%s (%s) runs in your cluster, it is reconciled by its owner and cannot be patched; set %s on the DRA nodes of each pool (kubedra only does so when it finds that DaemonSet: regenerate with --from-cluster).", p.Namespace, p.Name, p.Source, labelList(ex.ExcludeLabels))
-				continue
 			}
-			g.patched = append(g.patched, patchedPlugin{ns: p.Namespace, name: p.Name})
-			g.man.Plugins = append(g.man.Plugins, PluginAction{Namespace: p.Namespace, Name: p.Name, Method: "patch", Source: "default"})
 		}
-		g.warnf("no cluster facts: phase-1 patches the well-known %s device-plugin DaemonSets (%s) and assumes they have no required node affinity. Delete from phase-1/kustomization.yaml those that do not exist in your cluster (server-side apply cannot create them from a patch), or regenerate with --from-cluster or --from-dump.", g.d.Family, pluginNames(g.man.Plugins))
+		g.warnf("no cluster facts: phase 1 (keeping the %s device plugins off DRA nodes) is not written, because it must copy each plugin DaemonSet's own node affinity. Regenerate with --from-cluster, or with --from-dump FILE from `kubectl get nodes,daemonsets,resourcequotas -A -o yaml`, before labelling any pool.", g.d.Family)
 		return
 	}
 	found := 0

@@ -73,6 +73,10 @@ func (g *generator) plan() string {
 		code(lines...)
 		w("Rollback:\n\n")
 		code(applyCmd(p(dirRollback + "/" + dirPhase1)))
+	} else if g.Facts == nil {
+		w("**Not written: this bundle was made without cluster facts.** Phase 1 copies each device-plugin DaemonSet's required node affinity into its patch and rollback, so it needs the DaemonSets as they are. Do not label any pool before you regenerate the bundle with them:\n\n")
+		code("kubectl get nodes,daemonsets,resourcequotas -A -o yaml > cluster-facts.yaml",
+			fmt.Sprintf("kubedra bundle --driver %s --from-dump cluster-facts.yaml --target-version %s --strategy %s --out %s --force", d.Name, g.Target, g.Strategy, dir))
 	} else {
 		w("Nothing to patch.\n\n")
 	}
@@ -104,16 +108,16 @@ func (g *generator) plan() string {
 		lines = append(lines, cmd, "kubectl get deviceclasses", "kubedra bundle verify "+dir)
 		code(lines...)
 		w("Rollback:\n\n")
-		back := []string{fmt.Sprintf("helm uninstall %s --namespace %s", h.Release, h.Namespace)}
+		back := []string{fmt.Sprintf("helm uninstall %s --namespace %s --ignore-not-found", h.Release, h.Namespace)}
 		if hasK {
-			back = append(back, "kubectl delete -k "+p(dirPhase2))
+			back = append(back, "kubectl delete --ignore-not-found -k "+p(dirPhase2))
 		}
 		code(back...)
 	} else {
 		code(applyCmd(p(dirPhase2)), "kubectl get deviceclasses "+classNames(g),
 			fmt.Sprintf("kubectl -n %s get daemonset %s", ks.Namespace, ks.Name), "kubedra bundle verify "+dir)
 		w("Rollback:\n\n")
-		code("kubectl delete -k " + p(dirPhase2))
+		code("kubectl delete --ignore-not-found -k " + p(dirPhase2))
 	}
 
 	// Per pool.
@@ -159,9 +163,9 @@ func (g *generator) plan() string {
 			code("kubectl get pod POD -o jsonpath='{.status.extendedResourceClaimStatus}'")
 			w("Rollback: nothing to undo; pods go back to the plugin when step 4 is rolled back and they are recreated.\n\n")
 		} else {
-			w("Rewrite the workloads meant for this pool to ResourceClaims and apply them:\n\n")
-			code("kubedra migrate MANIFESTS --target-version " + g.Target.String() + " | kubectl apply -f -")
-			w("Rollback: apply the original manifests again (`kubectl apply -f MANIFESTS`).\n\n")
+			w("Rewrite the workloads meant for this pool to ResourceClaims and apply them. `MANIFESTS.yaml` holds them as one stream (e.g. `kustomize build overlays/prod > MANIFESTS.yaml`); `kubedra migrate -` reads it on stdin and writes the migrated stream, not a diff, to stdout:\n\n")
+			code("kubedra migrate --target-version " + g.Target.String() + " - < MANIFESTS.yaml | kubectl apply --server-side -f -")
+			w("Rollback: `kubectl apply --server-side -f MANIFESTS.yaml` (the original manifests again).\n\n")
 		}
 	}
 
@@ -179,12 +183,12 @@ func (g *generator) plan() string {
 		lines = append(lines, applyCmd(p(dirRollback+"/"+dirQuota)))
 	}
 	if h := d.Install.Helm; h != nil {
-		lines = append(lines, fmt.Sprintf("helm uninstall %s --namespace %s", h.Release, h.Namespace))
+		lines = append(lines, fmt.Sprintf("helm uninstall %s --namespace %s --ignore-not-found", h.Release, h.Namespace))
 		if hasK {
-			lines = append(lines, "kubectl delete -k "+p(dirPhase2))
+			lines = append(lines, "kubectl delete --ignore-not-found -k "+p(dirPhase2))
 		}
 	} else {
-		lines = append(lines, "kubectl delete -k "+p(dirPhase2))
+		lines = append(lines, "kubectl delete --ignore-not-found -k "+p(dirPhase2))
 	}
 	if _, ok := g.tree[dirPhase1+"/kustomization.yaml"]; ok {
 		lines = append(lines, applyCmd(p(dirRollback+"/"+dirPhase1)))

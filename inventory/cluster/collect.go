@@ -154,22 +154,42 @@ func (c *Collector) addOwner(ns, kind, name string, refs []metav1.OwnerReference
 	}
 }
 
-// AddPod folds a Pod: device-plugin and driver pods are kept as PluginPods,
-// pods with extended-resource requests count towards their workload. The
-// pod itself is not retained.
-func (c *Collector) AddPod(o *corev1.Pod) {
+// AddPluginPod keeps o as a PluginPod when it is a device-plugin or driver
+// pod (or as an Autoscaler when it is Karpenter's controller: also a
+// cluster-wide fact), and reports whether it was.
+func (c *Collector) AddPluginPod(o *corev1.Pod) bool {
+	if a, ok := karpenterController(o); ok {
+		c.f.Autoscalers = append(c.f.Autoscalers, a)
+		return true
+	}
 	owner := metav1.GetControllerOfNoCopy(o)
 	dsName := ""
 	if owner != nil && owner.Kind == "DaemonSet" {
 		dsName = owner.Name
 	}
-	if cl, ok := ClassifyPod(&o.Spec, o.Labels, dsName); ok {
-		c.f.PluginPods = append(c.f.PluginPods, PluginPod{
-			Namespace: o.Namespace, Name: o.Name, Node: o.Spec.NodeName, Role: cl.Role, Family: cl.Family,
-			Evidence: cl.Evidence, DaemonSet: dsName,
-		})
+	cl, ok := ClassifyPod(&o.Spec, o.Labels, dsName)
+	if !ok {
+		return false
+	}
+	c.f.PluginPods = append(c.f.PluginPods, PluginPod{
+		Namespace: o.Namespace, Name: o.Name, Node: o.Spec.NodeName, Role: cl.Role, Family: cl.Family,
+		Evidence: cl.Evidence, DaemonSet: dsName,
+	})
+	return true
+}
+
+// SetPluginPodsScope records that plugin and driver pods could not be read
+// cluster-wide (see Facts.PluginPodsScope).
+func (c *Collector) SetPluginPodsScope(s string) { c.f.PluginPodsScope = s }
+
+// AddPod folds a Pod: device-plugin and driver pods are kept as PluginPods,
+// pods with extended-resource requests count towards their workload. The
+// pod itself is not retained.
+func (c *Collector) AddPod(o *corev1.Pod) {
+	if c.AddPluginPod(o) {
 		return
 	}
+	owner := metav1.GetControllerOfNoCopy(o)
 	reqs := Requests(&o.Spec)
 	if len(reqs) == 0 {
 		return
@@ -457,6 +477,10 @@ func (c *Collector) Facts() *Facts {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
 	addDocuments(f.Workloads)
+	f.Autoscalers = slices.Clone(f.Autoscalers)
+	slices.SortFunc(f.Autoscalers, func(a, b Autoscaler) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Pod, b.Pod))
+	})
 	f.Quotas = slices.Clone(f.Quotas)
 	slices.SortFunc(f.Quotas, func(a, b Quota) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))

@@ -3,7 +3,6 @@ package cluster
 import (
 	"bufio"
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -32,6 +30,7 @@ type Info struct {
 	ServerVersion       string    `json:"serverVersion,omitempty"`
 	ResourceAPIVersions []string  `json:"resourceAPIVersions"`
 	Namespace           string    `json:"namespace,omitempty"`
+	PluginPodsScope     string    `json:"pluginPodsScope,omitempty"`
 	Read                []string  `json:"read"`
 	Problems            []Problem `json:"problems,omitempty"`
 }
@@ -110,7 +109,7 @@ func (d *DumpWriter) Close(f *Facts) error {
 		return nil
 	}
 	d.doc(Info{APIVersion: InfoAPIVersion, Kind: InfoKind, ServerVersion: f.ServerVersion,
-		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, Read: f.Read, Problems: f.Problems})
+		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, PluginPodsScope: f.PluginPodsScope, Read: f.Read, Problems: f.Problems})
 	if d.err != nil {
 		return d.err
 	}
@@ -137,59 +136,48 @@ var operatorResources = map[string]string{"ClusterPolicy": "clusterpolicies.nvid
 // ReadDump reads a dump written by Reader (or kubectl get -o yaml|json
 // output: a kind: List, or documents) and returns the same Facts the live
 // read with the same Scope gave. Objects of other kinds, and of resource
-// types outside scope, are skipped before they are decoded into types.
+// types outside scope, are skipped before they are decoded into types; a
+// JSON List is streamed item by item. An object the dump holds twice is
+// read once, and two different copies are an error naming both places.
 func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 	if err := scope.check(); err != nil {
 		return nil, err
 	}
 	c := NewCollector()
 	c.keep = scope.Objects
-	dec := utilyaml.NewYAMLOrJSONDecoder(r, 1<<16)
 	var info *Info
 	seen := map[string]bool{}
 	resourceVersions := map[string]bool{}
-	for n := 0; ; n++ {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, fmt.Errorf("document %d: %w", n+1, err)
-		}
-		if m == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: m}
+	var once dedup
+	err := eachObject(r, func(o dumpObject) error {
+		u := &unstructured.Unstructured{Object: o.obj}
 		if u.GetAPIVersion() == InfoAPIVersion && u.GetKind() == InfoKind {
 			info = &Info{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, info); err != nil {
-				return nil, fmt.Errorf("document %d: %s: %w", n+1, InfoKind, err)
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj, info); err != nil {
+				return fmt.Errorf("%s: %s: %w", o.place, InfoKind, err)
 			}
-			continue
+			return nil
 		}
-		items := []*unstructured.Unstructured{u}
-		if u.IsList() {
-			l, err := u.ToList()
-			if err != nil {
-				return nil, fmt.Errorf("document %d: %w", n+1, err)
-			}
-			items = items[:0]
-			for i := range l.Items {
-				items = append(items, &l.Items[i])
-			}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return fmt.Errorf("%s: not a Kubernetes object (no apiVersion or kind)", o.place)
 		}
-		for _, it := range items {
-			if res := cmp.Or(dumpResources[it.GetKind()], operatorResources[it.GetKind()]); res != "" && !scope.covers(res) {
-				continue
-			}
-			if err := addObject(c, it); err != nil {
-				return nil, fmt.Errorf("document %d: %s %s/%s: %w", n+1, it.GetKind(), it.GetNamespace(), it.GetName(), err)
-			}
-			seen[it.GetKind()] = true
-			if g, v, ok := strings.Cut(it.GetAPIVersion(), "/"); ok && g == "resource.k8s.io" {
-				resourceVersions[v] = true
-			}
+		if res := cmp.Or(dumpResources[u.GetKind()], operatorResources[u.GetKind()]); res != "" && !scope.covers(res) {
+			return nil
 		}
+		if ok, err := once.first(o, u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName()); err != nil || !ok {
+			return err
+		}
+		if err := addObject(c, u); err != nil {
+			return fmt.Errorf("%s: %s %s/%s: %w", o.place, u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+		seen[u.GetKind()] = true
+		if g, v, ok := strings.Cut(u.GetAPIVersion(), "/"); ok && g == "resource.k8s.io" {
+			resourceVersions[v] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	inScope := func(resource string) bool {
 		if resource == "discovery" {
@@ -204,6 +192,7 @@ func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 		}
 		c.SetServer(info.ServerVersion, served)
 		c.SetNamespace(info.Namespace)
+		c.SetPluginPodsScope(info.PluginPodsScope)
 		for _, r := range info.Read {
 			if inScope(r) {
 				c.MarkRead(r)
@@ -229,6 +218,17 @@ func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 		c.AddProblem("discovery", NotInDump)
 	}
 	for kind, res := range dumpResources {
+		if !inScope(res) {
+			continue
+		}
+		if seen[kind] {
+			c.MarkRead(res)
+		} else {
+			c.AddProblem(res, NotInDump)
+		}
+	}
+	// Nor does it say whether the GPU Operator's resources exist.
+	for kind, res := range operatorResources {
 		if !inScope(res) {
 			continue
 		}

@@ -41,6 +41,12 @@ type Facts struct {
 	Quotas        []Quota          `json:"quotas"`
 	Operators     []OperatorPolicy `json:"operators"`
 
+	// Autoscalers are the node autoscalers' controllers seen (Karpenter).
+	Autoscalers []Autoscaler `json:"autoscalers,omitempty"`
+	// PluginPodsScope is "" when device-plugin and driver pods were read in
+	// every namespace (they are cluster-wide facts, whatever Namespace
+	// says); else it says where they were read and why not everywhere.
+	PluginPodsScope string `json:"pluginPodsScope,omitempty"`
 	// Read lists the resource types that were read (plural resource names,
 	// e.g. "nodes", "resourceslices").
 	Read []string `json:"read"`

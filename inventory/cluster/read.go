@@ -121,6 +121,9 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 		return listTyped(ctx, r, lim, "pods", "v1", "Pod", core.Pods(ns).List,
 			func(l *corev1.PodList) ([]corev1.Pod, string) { return l.Items, l.Continue }, c.AddPod, dump)
 	})
+	if ns != "" && r.Scope.covers("pods") {
+		r.pluginPods(ctx, lim, c, dump)
+	}
 	add("resourcequotas", func() error {
 		return listTyped(ctx, r, lim, "resourcequotas", "v1", "ResourceQuota", core.ResourceQuotas(ns).List,
 			func(l *corev1.ResourceQuotaList) ([]corev1.ResourceQuota, string) { return l.Items, l.Continue }, c.AddQuota, dump)
@@ -166,6 +169,47 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 		}
 	}
 	return f, nil
+}
+
+// pluginPods reads the device-plugin and driver pods outside the audited
+// namespace: plugins and drivers are cluster-wide facts (a plugin in
+// kube-system serves the nodes of every namespace's pods). Only plugin and
+// driver pods are kept and dumped. When listing pods in all namespaces is
+// not allowed, the namespaces of the device DaemonSets are tried, and
+// Facts.PluginPodsScope says what was read.
+func (r *Reader) pluginPods(ctx context.Context, lim int64, c *Collector, dump *DumpWriter) {
+	list := func(pns string) error {
+		return listTyped(ctx, r, lim, "pods", "v1", "Pod", r.Client.CoreV1().Pods(pns).List,
+			func(l *corev1.PodList) ([]corev1.Pod, string) { return l.Items, l.Continue }, func(o *corev1.Pod) {
+				if o.Namespace != r.Namespace && c.AddPluginPod(o) {
+					dump.Write(o, "v1", "Pod")
+				}
+			}, nil)
+	}
+	err := list("")
+	if err == nil {
+		return
+	}
+	why := fmt.Sprintf("listing pods in all namespaces: %s", reason(err))
+	var nss []string
+	for _, ds := range c.f.DaemonSets {
+		if ds.Namespace != r.Namespace && !slices.Contains(nss, ds.Namespace) {
+			nss = append(nss, ds.Namespace)
+		}
+	}
+	var read []string
+	for _, pns := range nss {
+		if err := list(pns); err != nil {
+			why += fmt.Sprintf("; in namespace %s: %s", pns, reason(err))
+			continue
+		}
+		read = append(read, pns)
+	}
+	where := "namespace " + r.Namespace
+	if len(read) > 0 {
+		where = "namespaces " + strings.Join(append([]string{r.Namespace}, read...), ", ")
+	}
+	c.SetPluginPodsScope(where + " only (" + why + ")")
 }
 
 // listTyped lists one typed resource page by page, writing each object to

@@ -261,3 +261,51 @@ func TestClassifyPod(t *testing.T) {
 		})
 	}
 }
+
+// -n scopes workloads, not plugins: device-plugin and driver pods of other
+// namespaces are read too, and when that is forbidden the facts say so.
+func TestNamespaceReadsPluginsClusterWide(t *testing.T) {
+	fakes, err := clustertest.Load(mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := readDumpFile(t, mixed)
+	r := fakes.Reader()
+	r.Namespace = "ml"
+	var dump bytes.Buffer
+	r.Dump = &dump
+	f, err := r.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(clustertest.JSON(t, all.PluginPods), clustertest.JSON(t, f.PluginPods)); d != "" {
+		t.Errorf("plugin pods with -n ml (-all namespaces +ml):\n%s", d)
+	}
+	if f.PluginPodsScope != "" {
+		t.Errorf("PluginPodsScope = %q", f.PluginPodsScope)
+	}
+	again, err := cluster.ReadDump(&dump, cluster.Scope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(clustertest.JSON(t, f), clustertest.JSON(t, again)); d != "" {
+		t.Errorf("dump of a -n read differs (-live +dump):\n%s", d)
+	}
+
+	fakes, _ = clustertest.Load(mixed)
+	fakes.Client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() != "ml" {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", nil)
+		}
+		return false, nil, nil
+	})
+	r = fakes.Reader()
+	r.Namespace = "ml"
+	f, err = r.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(f.PluginPodsScope, "namespace ml only (listing pods in all namespaces: forbidden") || !strings.Contains(f.PluginPodsScope, "in namespace kube-system: forbidden") {
+		t.Errorf("PluginPodsScope = %q", f.PluginPodsScope)
+	}
+}

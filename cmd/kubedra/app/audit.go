@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 )
 
@@ -25,6 +26,7 @@ type AuditOptions struct {
 	Color         string
 	Quiet         bool
 	RulesFiles    []string
+	Bundle        string
 	namespaceSet  bool
 }
 
@@ -65,6 +67,7 @@ func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Comma
 			kubedra audit --context prod -o json
 			kubedra audit --dump snapshot.yaml          # also save what was read
 			kubedra audit --from-dump snapshot.yaml     # same report, no cluster needed
+			kubedra audit -o html --bundle ./cutover > audit.html   # one page: pools, conflicts, phases
 			kubectl get nodes,daemonsets,pods,deviceclasses,resourceslices -A -o yaml | kubedra audit --from-dump -
 		`),
 		Args: cobra.NoArgs,
@@ -72,6 +75,9 @@ func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Comma
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
 			if opts.FromDump != "" && opts.Dump != "" {
 				return FlagErrorf("--dump and --from-dump cannot be used together")
+			}
+			if opts.Bundle != "" && opts.Output != "html" {
+				return FlagErrorf("--bundle is shown only by -o html")
 			}
 			if opts.AllNamespaces && opts.namespaceSet {
 				return FlagErrorf("-A and -n cannot be used together")
@@ -90,6 +96,7 @@ func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Comma
 	report.AddFormatFlag(cmd, &opts.Output, report.AuditFormats, "")
 	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the table: auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stderr (no progress, no error message)")
+	f.StringVar(&opts.Bundle, "bundle", "", "with -o html, show the phases of the bundle in `DIR` (kubedra bundle --out)")
 	f.StringArrayVar(&opts.RulesFiles, "rules", nil, "extra rules `FILE` for workloads' mapping status (repeatable)")
 	return cmd
 }
@@ -131,7 +138,16 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 		}
 		return err
 	}
-	if err := report.Audit(opts.IO.Out, r, opts.Output, report.Style{Profile: profile}); err != nil {
+	if opts.Bundle != "" {
+		man, err := bundle.ReadManifest(opts.IO.Path(opts.Bundle))
+		if err != nil {
+			return err
+		}
+		err = report.AuditHTML(opts.IO.Out, r, man)
+		if err != nil {
+			return fmt.Errorf("writing report: %w", err)
+		}
+	} else if err := report.Audit(opts.IO.Out, r, opts.Output, report.Style{Profile: profile}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if r.HasErrors() {

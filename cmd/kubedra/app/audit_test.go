@@ -43,6 +43,9 @@ items:
 		{"missing dump", []string{"audit", "--from-dump", "/nonexistent.yaml"}, "", app.ExitError, "", "reading dump"},
 		{"broken dump", []string{"audit", "--from-dump", "-"}, "a: [", app.ExitError, "", "reading dump -"},
 		{"bad format", []string{"audit", "-o", "csv"}, "", app.ExitError, "", "unknown output format"},
+		{"html", []string{"audit", "--from-dump", fixture("mixed.yaml"), "-o", "html"}, "", app.ExitFindings, `<div class="pool conflict" data-pool="gpu-mixed"`, ""},
+		{"bundle without html", []string{"audit", "--from-dump", fixture("mixed.yaml"), "--bundle", "cutover"}, "", app.ExitError, "", "--bundle is shown only by -o html"},
+		{"html with a missing bundle", []string{"audit", "--from-dump", fixture("mixed.yaml"), "-o", "html", "--bundle", "/nonexistent"}, "", app.ExitError, "", "reading bundle /nonexistent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -102,7 +102,7 @@ func TestBundleMain(t *testing.T) {
 		t.Errorf("bundle -o bogus wrote a folder: %v", err)
 	}
 	code, stdout, _ = Invoke(t, Invocation{Args: []string{"bundle", "--list-drivers", "-o", "yaml"}})
-	if code != ExitOK || !strings.Contains(stdout, "kind: DriverCatalogue") || !strings.Contains(stdout, "release: v0.4.1") {
+	if code != ExitOK || !strings.Contains(stdout, "kind: DriverCatalogue") || !strings.Contains(stdout, "release: v0.5.0") {
 		t.Errorf("--list-drivers -o yaml: exit %d\n%s", code, stdout)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 // AuditFormats are the formats Audit renders; the first is the default,
 // and "md" is markdown.
-var AuditFormats = Formats{Names: []Format{"table", "json", "yaml", "markdown"}, Aliases: map[string]Format{"md": "markdown"}}
+var AuditFormats = Formats{Names: []Format{"table", "json", "yaml", "markdown", "html"}, Aliases: map[string]Format{"md": "markdown"}}
 
 var (
 	severityStyle = map[string]lipgloss.Style{
@@ -43,6 +43,8 @@ func Audit(w io.Writer, r *audit.Report, format Format, s Style) error {
 		return YAML(w, r)
 	case "markdown":
 		return auditMarkdown(w, r)
+	case "html":
+		return AuditHTML(w, r, nil)
 	case "", "table":
 		return auditTable(w, r, s)
 	}
