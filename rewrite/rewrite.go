@@ -303,6 +303,14 @@ func encodeDocument(old []byte, root, before *yaml.Node, moved []string, style s
 	}
 	if before != nil && !bytes.HasPrefix(content, []byte("---")) {
 		if b0, err := enc(before); err == nil {
+			if bytes.Equal(b0, content) && len(moved) == 0 && bytes.IndexByte(content, '#') < 0 {
+				// The encoder gives the old text back unchanged and there
+				// is no comment an edit could drop: its encoding of the
+				// edit changes only the lines the edit needs, with no
+				// splice to make (most generated manifests: the splice
+				// and its check would double migrate's time).
+				return append(b, trail...), nil
+			}
 			if s, ok := splice(content, b0, b, moved); ok {
 				return append(s, trail...), nil
 			}

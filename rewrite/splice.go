@@ -506,46 +506,57 @@ func hunkStarts(header string) (int, int) {
 // sameMeaning reports whether two texts hold the same documents once
 // comments and styles are set aside.
 func sameMeaning(a, b []byte) bool {
-	ca, errA := canonical(a)
-	cb, errB := canonical(b)
-	return errA == nil && errB == nil && ca == cb
+	da, errA := documentNodes(a)
+	db, errB := documentNodes(b)
+	if errA != nil || errB != nil || len(da) != len(db) {
+		return false
+	}
+	for i := range da {
+		if !sameNode(da[i], db[i]) {
+			return false
+		}
+	}
+	return true
 }
 
-// canonical encodes the documents of text without comments or styles.
-func canonical(text []byte) (string, error) {
+// documentNodes parses the documents of text.
+func documentNodes(text []byte) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(text))
-	var out bytes.Buffer
+	var out []*yaml.Node
 	for {
-		var n yaml.Node
-		if err := dec.Decode(&n); err != nil {
+		n := new(yaml.Node)
+		if err := dec.Decode(n); err != nil {
 			if errors.Is(err, io.EOF) {
-				break
+				return out, nil
 			}
-			return "", err
+			return nil, err
 		}
-		plain(&n, map[*yaml.Node]bool{})
-		b, err := encodeYAML(&n, style{indent: 2, compact: true})
-		if err != nil {
-			return "", err
-		}
-		out.Write(b)
-		out.WriteString("---\n")
+		out = append(out, n)
 	}
-	return out.String(), nil
 }
 
-// plain drops comments and styles (tags stay: a quoted "1" is a string).
-func plain(n *yaml.Node, seen map[*yaml.Node]bool) {
-	if seen[n] {
-		return
+// sameNode compares two trees as data, without comments or styles: kinds,
+// resolved tags (a quoted "1" is a string), scalar values, anchors and the
+// anchors aliases name. It walks the trees instead of re-encoding them,
+// which matters: it runs on every edited document.
+func sameNode(x, y *yaml.Node) bool {
+	if x.Kind != y.Kind || x.Anchor != y.Anchor {
+		return false
 	}
-	seen[n] = true
-	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
-	n.Style = 0
-	if n.Kind == yaml.ScalarNode && n.Tag == "" {
-		n.Tag = "!!str"
+	switch x.Kind {
+	case yaml.ScalarNode:
+		return x.Value == y.Value && x.ShortTag() == y.ShortTag()
+	case yaml.AliasNode:
+		return x.Value == y.Value
 	}
-	for _, c := range n.Content {
-		plain(c, seen)
+	if x.Kind != yaml.DocumentNode && x.ShortTag() != y.ShortTag() || len(x.Content) != len(y.Content) {
+		return false
 	}
+	for i := range x.Content {
+		if !sameNode(x.Content[i], y.Content[i]) {
+			return false
+		}
+	}
+	return true
 }
+
