@@ -559,4 +559,3 @@ func sameNode(x, y *yaml.Node) bool {
 	}
 	return true
 }
-
