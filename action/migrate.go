@@ -125,10 +125,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		m.documents()
 		return m.done(), nil
 	}
-	if err := m.reserveExisting(ctx); err != nil {
-		return nil, err
-	}
-	if err := m.collectParameters(ctx); err != nil {
+	if err := m.prepass(ctx); err != nil {
 		return nil, err
 	}
 	// More readers than cores: a reader waiting for its turn to be written
@@ -274,10 +271,13 @@ func (m *migration) removeStale() {
 	}
 }
 
-// reserveExisting reads the files once more, parsing only documents that
-// can be a ResourceClaim or ResourceClaimTemplate, so that no new object
-// takes the name of one that exists in a file migrated later.
-func (m *migration) reserveExisting(ctx context.Context) error {
+// prepass reads the files once before the stream, parsing only documents
+// that matter to other files: a ResourceClaim or ResourceClaimTemplate, so
+// that no new object takes the name of one that exists in a file migrated
+// later, and classic DRA parameters, so that a claim finds its parameters
+// in a file migrated later. Stdin is not read twice: there, parameters are
+// found when they come before their claims.
+func (m *migration) prepass(ctx context.Context) error {
 	var paths []string
 	for _, p := range m.in.Paths {
 		if p != "-" {
@@ -289,7 +289,8 @@ func (m *migration) reserveExisting(ctx context.Context) error {
 	}
 	var mu sync.Mutex
 	claim := []byte("ResourceClaim")
-	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: func(doc []byte) bool { return bytes.Contains(doc, claim) }}
+	filter := func(doc []byte) bool { return bytes.Contains(doc, claim) || mayBeParameters(doc) }
+	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: filter}
 	return files.Read(ctx, paths, nil, opts, func(f *files.File) error {
 		var refs []inventory.ObjectRef
 		for _, d := range f.Docs {
@@ -297,9 +298,11 @@ func (m *migration) reserveExisting(ctx context.Context) error {
 				refs = append(refs, inventory.ObjectRef{Kind: k, Namespace: d.Node.GetNamespace(), Name: d.Node.GetName()})
 			}
 		}
+		dra := detect.DRADocuments(f.Docs, m.dopts) // parameters are kept, the rest ignored
 		mu.Lock()
 		m.place(f)
 		m.planner.ReserveIn(f.Path, refs...)
+		m.params.Add(dra)
 		mu.Unlock()
 		return nil
 	})

@@ -2,51 +2,31 @@ package action
 
 import (
 	"bytes"
-	"context"
-	"sync"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
-	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite"
 	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
-// collectParameters reads the files once more, parsing only documents that
-// can be classic DRA parameters, so that a claim finds its parameters in a
-// file migrated later. Parameters on stdin are found when they come before
-// their claims.
-func (m *migration) collectParameters(ctx context.Context) error {
-	var paths []string
-	for _, p := range m.in.Paths {
-		if p != "-" {
-			paths = append(paths, p)
-		}
-	}
-	if len(paths) == 0 {
-		return nil
-	}
-	var mu sync.Mutex
-	var groups [][]byte
+// parameterGroups are the API groups of classic DRA parameter kinds.
+var parameterGroups = func() [][]byte {
+	var out [][]byte
 	for _, g := range detect.ParameterGroups {
-		groups = append(groups, []byte(g))
+		out = append(out, []byte(g))
 	}
-	filter := func(doc []byte) bool {
-		for _, g := range groups {
-			if bytes.Contains(doc, g) {
-				return true
-			}
+	return out
+}()
+
+// mayBeParameters reports whether a document's text can hold classic DRA
+// parameters (the byte filter of migrate's first pass).
+func mayBeParameters(doc []byte) bool {
+	for _, g := range parameterGroups {
+		if bytes.Contains(doc, g) {
+			return true
 		}
-		return false
 	}
-	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: filter}
-	return files.Read(ctx, paths, nil, opts, func(f *files.File) error {
-		fs := detect.DRADocuments(f.Docs, m.dopts)
-		mu.Lock()
-		m.params.Add(fs)
-		mu.Unlock()
-		return nil
-	})
+	return false
 }
 
 // upgrade plans the DRA upgrades of one batch and adds them to its file
