@@ -523,18 +523,32 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 			if c.Shared {
 				kind = "ResourceClaim"
 			}
-			if objName == "" && c.Shared {
-				// A shared claim is shared by every pod of the namespace that
-				// asks for it, across workloads: one object per namespace and
-				// naming scope (a kustomization or folder), named after the
-				// claim, not the workload.
-				raw, _ := json.Marshal(c)
-				owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
-				objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: c.Name}, owner, "shared")
-				unit := nameKey(b.scope, kind, first.Namespace, objName)
-				objects = append(objects, made{claim: c, objName: objName})
-				if !b.sharedMade[unit] {
+			if objName == "" {
+				write := true
+				if c.Shared {
+					// A shared claim is shared by every pod of the namespace
+					// that asks for it, across workloads: one object per
+					// namespace and naming scope (a kustomization or folder),
+					// named after the claim, not the workload.
+					raw, _ := json.Marshal(c)
+					owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
+					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: c.Name}, owner, "shared")
+					unit := nameKey(b.scope, kind, first.Namespace, objName)
+					write = !b.sharedMade[unit]
 					b.sharedMade[unit] = true
+				} else {
+					// A generateName ("job-") is a prefix: keep one dash.
+					wl := strings.TrimRight(first.Name, "-")
+					base := wl + "-" + c.Name
+					if len(distinct[c.Name]) > 1 {
+						if q := qualifier(pe.Path); q != "" {
+							base = wl + "-" + q + "-" + c.Name
+						}
+					}
+					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, b.ownerKey(pd.findings[0])+"\x00"+c.Name, first.Kind)
+				}
+				objects = append(objects, made{claim: c, objName: objName})
+				if write {
 					n, err := b.encode(objName, first.Namespace, c)
 					if err != nil {
 						for _, f := range pd.findings {
@@ -544,27 +558,6 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 					}
 					dp.Objects = append(dp.Objects, &Object{Kind: kind, Name: objName, Namespace: first.Namespace, Node: n})
 				}
-			}
-			if objName == "" {
-				// A generateName ("job-") is a prefix: keep one dash.
-				wl := strings.TrimRight(first.Name, "-")
-				base := wl + "-" + c.Name
-				if len(distinct[c.Name]) > 1 {
-					if q := qualifier(pe.Path); q != "" {
-						base = wl + "-" + q + "-" + c.Name
-					}
-				}
-				objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, b.ownerKey(pd.findings[0])+"\x00"+c.Name, first.Kind)
-				n, err := b.encode(objName, first.Namespace, c)
-				if err != nil {
-					for _, f := range pd.findings {
-						b.diag(inventory.Error, RuleEncode, f, "left unchanged: encoding the claim: "+err.Error(), "")
-					}
-					return
-				}
-				obj := &Object{Kind: kind, Name: objName, Namespace: first.Namespace, Node: n}
-				dp.Objects = append(dp.Objects, obj)
-				objects = append(objects, made{claim: c, objName: objName})
 			}
 			pcName := c.Name
 			for n := 2; taken[pcName]; n++ {

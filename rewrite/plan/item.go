@@ -24,7 +24,7 @@ const RuleInternal = "internal/error"
 
 // resolve calls r, turning a panic into a Diagnostic: one pod template
 // that trips a bug must not stop the others.
-func resolve(r Resolver, pod rules.Pod, opts rules.Options, f inventory.Finding) (res rules.Resolution, err error, bug *inventory.Diagnostic) {
+func resolve(r Resolver, pod rules.Pod, opts rules.Options, f inventory.Finding) (res rules.Resolution, bug *inventory.Diagnostic, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			bug = &inventory.Diagnostic{Severity: inventory.Error, Rule: RuleInternal, File: f.Origin.Path, Line: f.Line, Object: f.Object(),
@@ -32,7 +32,7 @@ func resolve(r Resolver, pod rules.Pod, opts rules.Options, f inventory.Finding)
 		}
 	}()
 	res, err = r.Resolve(pod, opts)
-	return res, err, nil
+	return res, nil, err
 }
 
 // Item is one finding with the decision made for it: a row of scan's report
@@ -95,7 +95,7 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, 
 		for _, i := range g.idxs {
 			pod.Requests = append(pod.Requests, podRequest(findings[i]))
 		}
-		res, err, bug := resolve(r, pod, opts.Rules, findings[g.idxs[0]])
+		res, bug, err := resolve(r, pod, opts.Rules, findings[g.idxs[0]])
 		if bug != nil {
 			bugs = append(bugs, *bug)
 			continue
