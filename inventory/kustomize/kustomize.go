@@ -121,8 +121,12 @@ func Find(paths []string, open func(string) string) (*Tree, inventory.Diagnostic
 			continue
 		}
 		if !fi.IsDir() {
+			// A file given alone: the kustomization beside it says what
+			// it is (a patch's claims must not land in the patch).
 			if slices.Contains(Names, filepath.Base(root)) {
 				queue = append(queue, root)
+			} else if k := KustomizationIn(filepath.Dir(root), stat); k != "" {
+				queue = append(queue, k)
 			}
 			continue
 		}
@@ -229,19 +233,28 @@ func read(path string, open func(string) string, stat func(string) (fs.FileInfo,
 			k.Configurations = append(k.Configurations, p)
 		}
 	}
-	// FixKustomization moved patchesStrategicMerge and patchesJson6902
-	// into patches; lines follow whichever field the file used.
-	patchLine := func(i int) int {
-		if l := lines.at("patches", i); l > 0 {
-			return l
-		}
-		if l := lines.at("patchesStrategicMerge", i); l > 0 {
-			return l
-		}
-		return lines.at("patchesJson6902", i)
+	// The deprecated fields kustomize still builds: patchesStrategicMerge
+	// (a path or an inline patch per entry) and patchesJson6902.
+	patches := slices.Clone(kt.Patches)
+	lineOf := make([]int, 0, len(patches)+len(kt.PatchesStrategicMerge)+len(kt.PatchesJson6902))
+	for i := range kt.Patches {
+		lineOf = append(lineOf, lines.at("patches", i))
 	}
-	for i, p := range kt.Patches {
-		line := patchLine(i)
+	for i, sm := range kt.PatchesStrategicMerge {
+		v := string(sm)
+		if strings.Contains(v, "\n") || strings.HasPrefix(strings.TrimSpace(v), "{") {
+			patches = append(patches, types.Patch{Patch: v})
+		} else {
+			patches = append(patches, types.Patch{Path: v})
+		}
+		lineOf = append(lineOf, lines.at("patchesStrategicMerge", i))
+	}
+	for i, jp := range kt.PatchesJson6902 {
+		patches = append(patches, jp)
+		lineOf = append(lineOf, lines.at("patchesJson6902", i))
+	}
+	for i, p := range patches {
+		line := lineOf[i]
 		if p.Path != "" {
 			fp, ok := local(p.Path)
 			if !ok {
@@ -265,8 +278,8 @@ func read(path string, open func(string) string, stat func(string) (fs.FileInfo,
 		k.Uses = append(k.Uses, Use{Role: role, Line: line})
 		if role == JSON6902 {
 			diags = append(diags, jsonPatch(path, inlineStart(node, i, line), []byte(p.Patch))...)
-		} else if devices(p.Patch) {
-			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: path, Line: line,
+		} else if ern := devices(p.Patch); ern != "" {
+			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: path, Line: line, Resource: ern,
 				Message: "an inline strategic-merge patch sets an extended resource: kubedra edits files, not YAML inside a string",
 				Fix:     "move the patch into its own file (patches: - path: gpu-patch.yaml) and migrate again"})
 		}
@@ -357,6 +370,14 @@ func pathResource(p string) string {
 // valueResource is an extended resource a patch value sets under limits
 // or requests (or directly, when the value is a limits or requests map).
 func valueResource(v any, quantities bool) string {
+	if l, ok := v.([]any); ok {
+		for _, e := range l {
+			if r := valueResource(e, false); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return ""
@@ -377,14 +398,14 @@ func valueResource(v any, quantities bool) string {
 	return ""
 }
 
-// devices reports whether inline YAML sets an extended resource under
-// limits or requests.
-func devices(s string) bool {
+// devices returns an extended resource inline YAML sets under limits or
+// requests, or "".
+func devices(s string) string {
 	var v any
 	if err := sigsyaml.Unmarshal([]byte(s), &v); err != nil {
-		return false
+		return ""
 	}
-	return valueResource(v, false) != ""
+	return valueResource(v, false)
 }
 
 // inlineStart is the line where the text of the i-th inline patch starts
@@ -504,10 +525,12 @@ func (t *Tree) reach(k string, seen map[string]bool) {
 // The value is the kustomization whose patch is the reason.
 func (t *Tree) Held() map[string]string {
 	held := map[string]string{}
+	cause := map[string]string{} // held kustomization -> the one whose patch is the reason
 	var bad []string
 	for _, p := range t.order {
 		if t.bad[p] {
 			bad = append(bad, p)
+			cause[p] = p
 		}
 	}
 	for len(bad) > 0 {
@@ -517,19 +540,19 @@ func (t *Tree) Held() map[string]string {
 		t.reach(b, seen)
 		for f := range seen {
 			if _, ok := held[f]; !ok {
-				held[f] = b
+				held[f] = cause[b]
 			}
 		}
 		// Every other kustomization reaching a held file is held too.
 		for _, p := range t.order {
-			if t.bad[p] {
+			if _, ok := cause[p]; ok {
 				continue
 			}
 			s := map[string]bool{}
 			t.reach(p, s)
 			for f := range s {
-				if _, ok := held[f]; ok {
-					t.bad[p] = true
+				if c, ok := held[f]; ok {
+					cause[p] = c
 					bad = append(bad, p)
 					break
 				}
