@@ -34,11 +34,11 @@ func TestFindRoles(t *testing.T) {
 		"a/kustomization.yaml": "resources:\n- ../base\n- https://example.com/x.yaml\ncomponents:\n- ../comp\n" +
 			"patches:\n- path: p.yaml\n- path: ops.yaml\n  target: {kind: Deployment}\n- patch: |-\n    - op: add\n      path: /spec/replicas\n      value: 2\n  target: {kind: Deployment}\n" +
 			"patchesStrategicMerge:\n- old.yaml\npatchesJson6902:\n- path: ops6902.yaml\n  target: {version: v1, kind: Deployment, name: web}\n",
-		"a/p.yaml":              smp,
-		"a/old.yaml":            smp,
-		"a/ops.yaml":            "# ops\n- op: replace\n  path: /spec/replicas\n  value: 3\n",
-		"a/ops6902.yaml":        "[{\"op\": \"remove\", \"path\": \"/spec/paused\"}]\n",
-		"b/Kustomization":       "resources:\n- ../base\nnamePrefix: b-\nnamespace: nb\n",
+		"a/p.yaml":                smp,
+		"a/old.yaml":              smp,
+		"a/ops.yaml":              "# ops\n- op: replace\n  path: /spec/replicas\n  value: 3\n",
+		"a/ops6902.yaml":          "[{\"op\": \"remove\", \"path\": \"/spec/paused\"}]\n",
+		"b/Kustomization":         "resources:\n- ../base\nnamePrefix: b-\nnamespace: nb\n",
 		".git/kustomization.yaml": "resources: [nothing.yaml]\n",
 	})
 	tree, diags := Find([]string{root}, func(p string) string { return p })
