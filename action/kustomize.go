@@ -29,8 +29,9 @@ type kustomizeState struct {
 	pods     map[rewrite.FieldSpec]bool
 }
 
-func newKustomizeState(in Input) (*kustomizeState, inventory.Diagnostics) {
+func newKustomizeState(in Input, dopts detect.Options) (*kustomizeState, inventory.Diagnostics) {
 	tree, diags := kustomize.Find(in.Paths, in.open)
+	diags = append(diags, tree.CheckPatches(in.open, dopts)...)
 	return &kustomizeState{tree: tree, held: tree.Held(), refSet: map[string]bool{}, pods: map[rewrite.FieldSpec]bool{}}, diags
 }
 

@@ -101,7 +101,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	var kz *kustomizeState
 	var kdiags inventory.Diagnostics
 	if in.Documents == nil {
-		kz, kdiags = newKustomizeState(in)
+		kz, kdiags = newKustomizeState(in, detect.Options{TemplatePaths: set.TemplatePaths()})
 		popts.Patch = kz.tree.PatchOf
 		popts.Kustomization = in.kustomization
 		popts.DeviceClassFile = deviceClassFile(in)

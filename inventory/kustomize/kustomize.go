@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/inventory/files"
 )
 
 // Role is what a file is to a kustomization that lists it.
@@ -40,10 +41,9 @@ const (
 
 // Rule ids of the diagnostics Find makes.
 const (
-	RuleParse     = "kustomize/parse"
-	RulePatch     = "kustomize/patch-not-migrated"
-	RuleHeld      = "kustomize/unit-left-unchanged"
-	RuleNameRefer = "kustomize/name-reference"
+	RuleParse = "kustomize/parse"
+	RulePatch = "kustomize/patch-not-migrated"
+	RuleHeld  = "kustomize/unit-left-unchanged"
 )
 
 // Kustomization is one kustomization (or Component) file.
@@ -560,4 +560,92 @@ func (t *Tree) Held() map[string]string {
 		}
 	}
 	return held
+}
+
+// CheckPatches finds the strategic-merge patches migrate cannot make
+// exact, and holds their kustomizations (see Held). kustomize's built-in
+// schema predates DRA, so a patch replaces the base's pod resourceClaims
+// list (and a container's resources.claims) instead of merging it by name:
+// a migrated patch is exact only when it gives claims to every container
+// of the pod that has them in the migrated base. A patch whose base object
+// (same kind and name, among the resources its kustomization reaches) has
+// device requests in containers the patch does not set, or claims already,
+// is an error at the patch's line. opts is detection's (rules files'
+// templatePaths).
+func (t *Tree) CheckPatches(open func(string) string, opts detect.Options) inventory.Diagnostics {
+	var diags inventory.Diagnostics
+	parsed := map[string][]inventory.Finding{}
+	findings := func(path string) []inventory.Finding {
+		if f, ok := parsed[path]; ok {
+			return f
+		}
+		var out []inventory.Finding
+		if data, err := os.ReadFile(open(path)); err == nil {
+			out = detect.Documents(files.Parse(path, data).Docs, opts)
+		}
+		parsed[path] = out
+		return out
+	}
+	for _, kp := range t.order {
+		k := t.Kustomizations[kp]
+		for _, u := range k.Uses {
+			if u.Role != StrategicMerge || u.Path == "" {
+				continue
+			}
+			patch := findings(u.Path)
+			if len(patch) == 0 {
+				continue
+			}
+			sets := map[string]bool{}
+			for _, f := range patch {
+				sets[f.Kind+"/"+f.Name+"/"+f.PodTemplatePath+"/"+f.Container] = true
+			}
+			for _, res := range t.resources(kp, map[string]bool{}) {
+				for _, f := range findings(res) {
+					if !slices.ContainsFunc(patch, func(p inventory.Finding) bool { return p.Kind == f.Kind && p.Name == f.Name }) {
+						continue
+					}
+					missing := !sets[f.Kind+"/"+f.Name+"/"+f.PodTemplatePath+"/"+f.Container]
+					claims := f.Workload != nil && len(f.Workload.PodClaims) > 0
+					if !missing && !claims {
+						continue
+					}
+					why := fmt.Sprintf("its base %s:%d asks for %s in container %s, which the patch does not set", res, f.Line, f.Resource, f.Container)
+					if !missing {
+						why = fmt.Sprintf("its base %s:%d has pod resourceClaims already", res, f.Line)
+					}
+					diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: u.Path, Line: patch[0].Line, Resource: patch[0].Resource,
+						Object:  &inventory.ObjectRef{Kind: f.Kind, Name: f.Name},
+						Message: "strategic-merge patch cannot be migrated exactly: kustomize replaces the pod's resourceClaims list with the patch's (its schema has no merge key for it), and " + why + "; the kustomizations that reach it are left unchanged",
+						Fix:     "set every device request of that pod in the patch (or none), or migrate the build: kustomize build | kubedra migrate -"})
+					t.bad[kp] = true
+					break
+				}
+			}
+		}
+	}
+	return diags
+}
+
+// resources are the resource files the kustomization at k reaches through
+// resources, bases and components (not patches).
+func (t *Tree) resources(k string, seen map[string]bool) []string {
+	if seen[k] {
+		return nil
+	}
+	seen[k] = true
+	kk := t.Kustomizations[k]
+	if kk == nil {
+		return nil
+	}
+	var out []string
+	for _, u := range kk.Uses {
+		switch u.Role {
+		case Resource:
+			out = append(out, u.Path)
+		case Base, Component:
+			out = append(out, t.resources(u.Path, seen)...)
+		}
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kubedra/kubedra/inventory/detect"
 )
 
 func write(t *testing.T, root string, files map[string]string) {
@@ -158,5 +160,54 @@ func TestFindFromAFile(t *testing.T) {
 	tree, _ := Find([]string{p}, func(p string) string { return p })
 	if k := tree.PatchOf(p); k != filepath.Join(root, "o", "kustomization.yaml") {
 		t.Errorf("PatchOf = %q", k)
+	}
+}
+
+// TestCheckPatches: a strategic-merge patch is exact only when it sets the
+// devices of every container of the base pod that has some (kustomize
+// replaces resourceClaims instead of merging it).
+func TestCheckPatches(t *testing.T) {
+	dep := func(containers ...string) string {
+		s := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n"
+		for _, c := range containers {
+			s += "      - name: " + c + "\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name       string
+		base, ptch []string
+		bad        bool
+	}{
+		{"same container", []string{"a"}, []string{"a"}, false},
+		{"base without devices", nil, []string{"a"}, false},
+		{"other container of the base", []string{"a"}, []string{"b"}, true},
+		{"one of two", []string{"a", "b"}, []string{"a"}, true},
+		{"both", []string{"a", "b"}, []string{"b", "a"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			base := dep(c.base...)
+			if len(c.base) == 0 {
+				base = smp
+			}
+			write(t, root, map[string]string{
+				"base/kustomization.yaml": "resources: [web.yaml]\n", "base/web.yaml": base,
+				"o/kustomization.yaml": "resources: [../base]\npatches:\n- path: p.yaml\n", "o/p.yaml": dep(c.ptch...),
+			})
+			tree, _ := Find([]string{root}, func(p string) string { return p })
+			diags := tree.CheckPatches(func(p string) string { return p }, detect.Options{})
+			if bad := len(diags) > 0; bad != c.bad {
+				t.Fatalf("diagnostics %v, want bad=%v", diags, c.bad)
+			}
+			if c.bad {
+				if d := diags[0]; d.Rule != RulePatch || d.File != filepath.Join(root, "o", "p.yaml") || d.Line != 12 {
+					t.Errorf("diagnostic %+v: want %s at o/p.yaml:12 (the request)", d, RulePatch)
+				}
+				if _, ok := tree.Held()[filepath.Join(root, "base", "web.yaml")]; !ok {
+					t.Error("the base is not held")
+				}
+			}
+		})
 	}
 }
