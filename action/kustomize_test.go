@@ -424,3 +424,35 @@ func rel(dir, p string) string {
 	}
 	return r
 }
+
+// TestKustomizeSharedBaseOnce: a base shared by two overlays is migrated
+// the same way whichever overlay is migrated with it, and alone.
+func TestKustomizeSharedBaseOnce(t *testing.T) {
+	t.Parallel()
+	var bases []map[string][]byte
+	for _, paths := range [][]string{{"."}, {"overlays/prod", "base"}, {"overlays/dev", "base"}, {"base"}} {
+		dir := copyTree(t, "testdata/kustomize/repo")
+		res, err := action.Migrate(t.Context(), action.Input{Paths: paths, Dir: dir}, action.MigrateOptions{Output: emit.Write, Plan: plan.Options{Target: defaultTarget()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Migrated == 0 {
+			t.Fatalf("%v: nothing migrated", paths)
+		}
+		base := map[string][]byte{}
+		for p, b := range readTree(t, filepath.Join(dir, "base")) {
+			base[rel(dir, p)] = b
+		}
+		bases = append(bases, base)
+	}
+	for i := 1; i < len(bases); i++ {
+		if !maps2Equal(bases[0], bases[i]) {
+			t.Errorf("run %d migrated the base differently from run 0", i)
+			for p, b := range bases[i] {
+				if !bytes.Equal(b, bases[0][p]) {
+					t.Logf("%s:\n%s\n--- vs\n%s", p, b, bases[0][p])
+				}
+			}
+		}
+	}
+}

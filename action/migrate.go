@@ -659,12 +659,19 @@ func (m *migration) classNodes() []*yaml.RNode {
 // sideFiles writes the files migrate adds to: claims files, the
 // kustomizations that list them, and the DeviceClass file.
 func (m *migration) sideFiles() {
+	// Claims files, the name-reference files, then the kustomizations
+	// that list them.
 	refs := m.nameRefEdits()
 	for _, path := range m.sides {
 		if objs, ok := m.claims[path]; ok {
 			m.side(path, func(old []byte) ([]byte, error) {
 				return rewrite.AppendObjects(old, files.Parse(path, old).Docs, objs)
 			})
+		}
+	}
+	m.writeNameRefs(refs)
+	for _, path := range m.sides {
+		if _, ok := m.claims[path]; ok {
 			continue
 		}
 		m.side(path, func(old []byte) ([]byte, error) {
@@ -680,7 +687,6 @@ func (m *migration) sideFiles() {
 			return old, nil
 		})
 	}
-	m.writeNameRefs(refs)
 	if path := deviceClassFile(m.in); len(m.dcs) > 0 && path != "" {
 		m.side(path, func(old []byte) ([]byte, error) {
 			return rewrite.AppendObjects(old, files.Parse(path, old).Docs, m.classNodes())
