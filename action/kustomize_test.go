@@ -44,6 +44,10 @@ var kustomizeTrees = []struct {
 	{"kueue-remote", "../../shared/corpus/dev/GoogleCloudPlatform__kubernetes-engine-samples/ai-ml/mix-train-and-inference/kueue", false, false},
 }
 
+// unusedTemplates are the templates an overlay's build holds that no object
+// references: a base's, for a request the overlay's patch replaced.
+var unusedTemplates = map[string][]string{"fixture:overlays/prod": {"ml-prod/prod-train-gpu"}}
+
 // TestKustomize: for every overlay (every kustomization no other lists) of
 // each tree, `kustomize build` after `migrate -w` of the tree gives the
 // objects that migrating `kustomize build` before gives, names aside
@@ -87,8 +91,10 @@ func TestKustomize(t *testing.T) {
 				if got != exp {
 					t.Errorf("%s: kustomize build after migrate differs from migrate of kustomize build\n--- build after migrate\n%s\n--- migrate of build\n%s", rel(dir, o), got, exp)
 				}
-				for _, n := range orphans {
-					t.Logf("%s: %s is in the build but no object references it (the base's template of a request the overlay's patch replaced)", rel(dir, o), n)
+				// The only unused template: the base's of the Job whose
+				// request prod's patch replaces.
+				if want := unusedTemplates[tree.name+":"+rel(dir, o)]; !slices.Equal(orphans, want) {
+					t.Errorf("%s: templates no object of the build references: %v, want %v", rel(dir, o), orphans, want)
 				}
 			}
 			if !tree.offline && res.Changed != 0 {
@@ -159,6 +165,19 @@ func TestKustomizeFixture(t *testing.T) {
 	}
 	if !refs["prod-train-prod-gpu"] || !refs["prod-web-gpu-web-gpu"] {
 		t.Errorf("prod's pods reference %v: namePrefix did not rename the references", refs)
+	}
+	// A configuration declared in a base applies to an overlay's
+	// namePrefix (kustomize merges it upwards): staging, which only
+	// renames, is not edited and still gets its references renamed.
+	if b, _ := os.ReadFile(filepath.Join(dir, "overlays", "staging", "kustomization.yaml")); strings.Contains(string(b), "configurations") {
+		t.Errorf("staging was edited:\n%s", b)
+	}
+	var staging []string
+	for _, n := range kbuild(t, filepath.Join(dir, "overlays", "staging")) {
+		staging = append(staging, templateRefs(n)...)
+	}
+	if !slices.Equal(staging, []string{"staging-train-gpu"}) {
+		t.Errorf("staging's pods reference %v, want [staging-train-gpu]", staging)
 	}
 }
 
