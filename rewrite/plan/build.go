@@ -566,7 +566,12 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 					// named after the claim, not the workload.
 					raw, _ := json.Marshal(c)
 					owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
-					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: c.Name}, owner, "shared")
+					want := c.Name
+					if b.patch != "" {
+						// The base's shared claim is in the overlay's build too.
+						want += "-" + b.patchQualifier()
+					}
+					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: want}, owner, "shared")
 					unit := nameKey(b.scope, kind, first.Namespace, objName)
 					write = !b.sharedMade[unit]
 					b.sharedMade[unit] = true
