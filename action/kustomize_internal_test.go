@@ -16,7 +16,7 @@ import (
 // paths only.
 func TestKustomizeFieldPaths(t *testing.T) {
 	for in, want := range map[string]string{
-		"spec.template.spec":                                "spec/template/spec",
+		"spec.template.spec": "spec/template/spec",
 		"spec.replicatedJobs[].template.spec.template.spec": "spec/replicatedJobs/template/spec/template/spec",
 		"spec.tasks[name=x].template.spec":                  "spec/tasks/template/spec",
 		"spec.workerGroupSpecs[0].template.spec":            "spec/workerGroupSpecs/template/spec",
