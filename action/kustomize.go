@@ -35,6 +35,21 @@ func newKustomizeState(in Input, dopts detect.Options) (*kustomizeState, invento
 	return &kustomizeState{tree: tree, held: tree.Held(), refSet: map[string]bool{}, pods: map[rewrite.FieldSpec]bool{}}, diags
 }
 
+// failed counts the files holding a patch migrate cannot migrate: their
+// units are left as they were, and the run exits 1.
+func (k *kustomizeState) failed(diags inventory.Diagnostics) int {
+	if k == nil {
+		return 0
+	}
+	files := map[string]bool{}
+	for _, d := range diags {
+		if d.Rule == kustomize.RulePatch && d.Severity == inventory.Error {
+			files[d.File] = true
+		}
+	}
+	return len(files)
+}
+
 // heldBy returns the kustomization whose patch keeps the file unchanged.
 func (k *kustomizeState) heldBy(path string) string {
 	if k == nil {

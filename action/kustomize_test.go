@@ -190,8 +190,8 @@ func TestKustomizeJSONPatchSettingDevices(t *testing.T) {
 	dir := copyTree(t, "testdata/kustomize/jsonpatch")
 	before := readTree(t, dir)
 	res := migrateTree(t, dir)
-	if res.Changed != 0 || res.Migrated != 0 {
-		t.Errorf("%d files changed, %d workloads migrated; want none", res.Changed, res.Migrated)
+	if res.Changed != 0 || res.Migrated != 0 || res.Failed != 1 {
+		t.Errorf("%d files changed, %d workloads migrated, %d failed; want none, none, and the patch's file (exit code 1)", res.Changed, res.Migrated, res.Failed)
 	}
 	if !maps2Equal(before, readTree(t, dir)) {
 		t.Error("files changed")

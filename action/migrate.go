@@ -61,7 +61,8 @@ type MigrateResult struct {
 	// Migrated counts workloads rewritten, Added the objects made
 	// (ResourceClaimTemplates, shared ResourceClaims, DeviceClasses),
 	// Changed the files changed or created, Failed the inputs that could
-	// not be read, parsed or rewritten (each left as it was).
+	// not be read, parsed or rewritten (each left as it was), kustomize
+	// patches that could not be migrated among them.
 	Migrated, Added, Changed, Failed int
 	// Plan is every edit, with PlanOnly.
 	Plan *plan.Plan
@@ -118,7 +119,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	}
 	m := &migration{places: places, in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
 		target: popts.Target, params: plan.Parameters{},
-		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...)}, prepared: map[*files.File]*prepared{}, kz: kz,
+		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kz.failed(kdiags)}, prepared: map[*files.File]*prepared{}, kz: kz,
 		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
 	if opts.PlanOnly {
 		m.res.Plan = plan.NewPlan(popts)
