@@ -61,7 +61,8 @@ type MigrateResult struct {
 	// Migrated counts workloads rewritten, Added the objects made
 	// (ResourceClaimTemplates, shared ResourceClaims, DeviceClasses),
 	// Changed the files changed or created, Failed the inputs that could
-	// not be read, parsed or rewritten (each left as it was).
+	// not be read, parsed or rewritten (each left as it was), kustomize
+	// patches that could not be migrated among them.
 	Migrated, Added, Changed, Failed int
 	// Plan is every edit, with PlanOnly.
 	Plan *plan.Plan
@@ -98,7 +99,11 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		popts.Encoder = encoder{Set: set, force: popts.Force}
 	}
 	places := &sync.Map{}
+	var kz *kustomizeState
+	var kdiags inventory.Diagnostics
 	if in.Documents == nil {
+		kz, kdiags = newKustomizeState(in, detect.Options{TemplatePaths: set.TemplatePaths()})
+		popts.Patch = kz.tree.PatchOf
 		popts.Kustomization = in.kustomization
 		popts.DeviceClassFile = deviceClassFile(in)
 		popts.Place = func(path string) string {
@@ -114,7 +119,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	}
 	m := &migration{places: places, in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
 		target: popts.Target, params: plan.Parameters{},
-		res: &MigrateResult{Diagnostics: inventory.Diagnostics{}}, prepared: map[*files.File]*prepared{},
+		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kz.failed(kdiags)}, prepared: map[*files.File]*prepared{}, kz: kz,
 		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
 	if opts.PlanOnly {
 		m.res.Plan = plan.NewPlan(popts)
@@ -178,6 +183,8 @@ type migration struct {
 	// target and params steer the DRA upgrade (upgrade.go).
 	target rules.Version
 	params plan.Parameters
+	// kz are the kustomize build units of the input (kustomize.go).
+	kz *kustomizeState
 }
 
 // prepared is the order-free work on one batch, done on the goroutine that
@@ -333,6 +340,9 @@ type fileState struct {
 	added         int
 	lastNew       []byte // Stream: the New text of the last batch (the stream's end)
 	classes       []*inventory.Document
+	// pods are the pod-spec paths of planned batches, for kustomize name
+	// references (only when the input has kustomizations).
+	pods map[rewrite.FieldSpec]bool
 }
 
 // file handles one batch of one file, in input order.
@@ -363,7 +373,12 @@ func (m *migration) file(f *files.File) error {
 	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > f.ParseErrors {
 		st.unread = true
 	}
-	if st.unread {
+	if by := m.kz.heldBy(f.Path); by != "" && !st.unread {
+		for _, x := range p.findings {
+			m.res.Diagnostics = append(m.res.Diagnostics, heldDiagnostic(x, by))
+		}
+		st.unread = true
+	} else if st.unread {
 		for _, x := range p.findings {
 			m.res.Diagnostics = append(m.res.Diagnostics, unreadDiagnostic(x))
 		}
@@ -395,6 +410,7 @@ func (m *migration) file(f *files.File) error {
 				st.migrated++
 				st.added += len(dp.Objects)
 			}
+			m.kz.record(st, p.findings)
 		}
 		fp = m.upgrade(st, f.Path, p.dra, fp)
 	}
@@ -554,6 +570,9 @@ func (m *migration) end(st *fileState) {
 	if st.bad {
 		res.Failed++ // documents that do not parse, or could not be edited
 	}
+	if st.migrated > 0 {
+		m.kz.migrated(st.path, st.pods)
+	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
 	res.Upgraded += st.upgraded
@@ -608,6 +627,7 @@ func (m *migration) addClaims(claimsFile, kustomization string, objs []*yaml.RNo
 	if kustomization == "" {
 		return
 	}
+	m.kz.needRefs(kustomization)
 	if _, ok := m.kustom[kustomization]; !ok {
 		m.sides = append(m.sides, kustomization)
 		m.kustom[kustomization] = nil
@@ -640,11 +660,19 @@ func (m *migration) classNodes() []*yaml.RNode {
 // sideFiles writes the files migrate adds to: claims files, the
 // kustomizations that list them, and the DeviceClass file.
 func (m *migration) sideFiles() {
+	// Claims files, the name-reference files, then the kustomizations
+	// that list them.
+	refs := m.nameRefEdits()
 	for _, path := range m.sides {
 		if objs, ok := m.claims[path]; ok {
 			m.side(path, func(old []byte) ([]byte, error) {
 				return rewrite.AppendObjects(old, files.Parse(path, old).Docs, objs)
 			})
+		}
+	}
+	m.writeNameRefs(refs)
+	for _, path := range m.sides {
+		if _, ok := m.claims[path]; ok {
 			continue
 		}
 		m.side(path, func(old []byte) ([]byte, error) {
@@ -653,6 +681,9 @@ func (m *migration) sideFiles() {
 				if old, err = rewrite.AddResource(old, r); err != nil {
 					return nil, err
 				}
+			}
+			if refs[path] {
+				return rewrite.AddEntry(old, "configurations", NameReferenceFile)
 			}
 			return old, nil
 		})

@@ -3,6 +3,8 @@ package rewrite
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -53,20 +55,76 @@ func ref(n *yaml.RNode) string {
 // AddResource adds name to the resources list of a kustomization file, if
 // it is not there yet. The file keeps its comments and style.
 func AddResource(src []byte, name string) ([]byte, error) {
+	return AddEntry(src, "resources", name)
+}
+
+// AddEntry adds name to the list field of a kustomization file
+// (resources, configurations), if it is not there yet. Only the added line
+// is new: comments, blank lines and block scalars (inline patches) keep
+// their bytes. A flow list ([a, b]) is re-encoded on its line.
+func AddEntry(src []byte, field, name string) ([]byte, error) {
 	var node yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(src)).Decode(&node); err != nil {
 		return nil, fmt.Errorf("parsing kustomization: %w", err)
 	}
-	root := yaml.NewRNode(&node)
-	seq, err := root.Pipe(yaml.LookupCreate(yaml.SequenceNode, "resources"))
-	if err != nil {
-		return nil, fmt.Errorf("kustomization resources: %w", err)
+	root := &node
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = root.Content[0]
 	}
-	for _, el := range seq.YNode().Content {
-		if el.Value == name {
-			return src, nil
+	if len(bytes.TrimSpace(src)) == 0 {
+		return []byte(field + ":\n- " + name + "\n"), nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("parsing kustomization: not a mapping")
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	entry := yaml.NewStringRNode(name).MustString()
+	entry = strings.TrimSuffix(entry, "\n")
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Value != field {
+			continue
+		}
+		switch {
+		case v.Kind == yaml.SequenceNode:
+			for _, el := range v.Content {
+				if el.Value == name {
+					return src, nil
+				}
+			}
+			if v.Style&yaml.FlowStyle != 0 || len(v.Content) == 0 {
+				if v.Line != k.Line || strings.Count(lines[v.Line-1], "[") != 1 {
+					return nil, fmt.Errorf("kustomization %s: a flow list over several lines", field)
+				}
+				l := lines[v.Line-1]
+				j := strings.LastIndex(l, "]")
+				sep := ", "
+				if len(v.Content) == 0 {
+					sep = ""
+				}
+				lines[v.Line-1] = strings.TrimRight(l[:j], " ") + sep + entry + l[j:]
+				return []byte(strings.Join(lines, "")), nil
+			}
+			last := v.Content[len(v.Content)-1]
+			if last.Kind != yaml.ScalarNode || last.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+				return nil, fmt.Errorf("kustomization %s: its last entry is not a plain scalar", field)
+			}
+			first := lines[v.Content[0].Line-1]
+			indent := first[:len(first)-len(strings.TrimLeft(first, " "))]
+			at := last.Line // insert after the last entry's line
+			lines = slices.Insert(lines, at, indent+"- "+entry+"\n")
+			return []byte(strings.Join(lines, "")), nil
+		case v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || v.Value == ""):
+			// "resources:" with nothing: the entry goes on the next line.
+			lines = slices.Insert(lines, k.Line, "- "+entry+"\n")
+			return []byte(strings.Join(lines, "")), nil
+		default:
+			return nil, fmt.Errorf("kustomization %s: not a list", field)
 		}
 	}
-	seq.YNode().Content = append(seq.YNode().Content, yaml.NewStringRNode(name).YNode())
-	return encodeYAML(&node, detectStyle(src))
+	out := append([]byte(nil), src...)
+	if out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	return append(out, field+":\n- "+entry+"\n"...), nil
 }

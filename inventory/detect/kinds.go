@@ -1,5 +1,12 @@
 package detect
 
+import (
+	"slices"
+	"strings"
+
+	"github.com/kubedra/kubedra/inventory"
+)
+
 // shape says how a pod-spec-like map holds its containers.
 type shape int
 
@@ -108,3 +115,25 @@ var builtinKinds = map[string][]podPath{
 // (a container named kserve-container at run time).
 var kserveModels = []string{"model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx",
 	"huggingface", "pmml", "lightgbm", "paddle", "alibi", "art", "worker"}
+
+// PodSpecPaths are the pod-spec paths detection knows, per kind: the
+// built-in kinds whose pod specs have a resourceClaims field (not Argo or
+// Spark templates), then Options.TemplatePaths. Kustomize name references
+// are made from them.
+func PodSpecPaths(opts Options) []inventory.TemplatePath {
+	var out []inventory.TemplatePath
+	for gk, paths := range builtinKinds {
+		group, kind, _ := strings.Cut(gk, "/")
+		tp := inventory.TemplatePath{Group: group, Kind: kind}
+		for _, p := range paths {
+			if p.shape == shapePod {
+				tp.Paths = append(tp.Paths, p.pattern)
+			}
+		}
+		if len(tp.Paths) > 0 {
+			out = append(out, tp)
+		}
+	}
+	slices.SortFunc(out, func(a, b inventory.TemplatePath) int { return strings.Compare(a.Group+"/"+a.Kind, b.Group+"/"+b.Kind) })
+	return append(out, opts.TemplatePaths...)
+}

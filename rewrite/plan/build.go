@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -38,6 +39,13 @@ type Options struct {
 	// Kustomization returns the kustomization file in dir, or "". It is
 	// injected so that Build does no I/O.
 	Kustomization func(dir string) string
+	// Patch returns the kustomization (or Component) that lists the file
+	// as a strategic-merge patch, or "". A patch's new objects never go
+	// into the patch: they go into a claims file (ClaimsFile, else
+	// PatchClaimsFile) beside that kustomization, which lists it under
+	// resources, and their names carry the kustomization's folder, so that
+	// they differ from the base's in every build of the overlay.
+	Patch func(path string) string
 	// Place returns a file's path relative to the input root it was found
 	// under (a root that is a file: its base name), so that new names do
 	// not depend on where the repository is checked out; nil or "" uses
@@ -207,6 +215,9 @@ type FileResult struct {
 // the manifests become Diagnostics.
 func (p *Planner) File(path string, findings []inventory.Finding) *FileResult {
 	b := &builder{Planner: p, res: &FileResult{}, scope: p.scopeOf(path), place: p.placeOf(path)}
+	if p.opts.Patch != nil && path != "-" && path != "" {
+		b.patch, b.patchFile = p.opts.Patch(path), path
+	}
 	var docs []*doc
 	docByIndex := map[int]*doc{}
 	podByKey := map[string]*pod{}
@@ -296,7 +307,30 @@ type builder struct {
 	// scope and place are the file's naming scope and its path relative
 	// to its input root (naming.go).
 	scope, place string
+	// patch is the kustomization that lists the file as a strategic-merge
+	// patch, or "".
+	patch, patchFile string
 }
+
+// patchQualifier names the kustomization of a patch in its objects' names:
+// the last folder of its place under the input root (not of where the
+// repository is checked out), "overlay" at the root.
+func (b *builder) patchQualifier() string {
+	kdir := filepath.Dir(b.patch)
+	rel, err := filepath.Rel(filepath.Dir(b.patchFile), kdir)
+	if err != nil {
+		rel = "."
+	}
+	at := path.Clean(path.Join(path.Dir(b.place), filepath.ToSlash(rel)))
+	if at == "." || at == "/" || strings.HasPrefix(at, "..") {
+		return "overlay"
+	}
+	return rules.DNSLabel(path.Base(at), "overlay")
+}
+
+// PatchClaimsFile is the file beside a kustomization that gets the new
+// objects of the patches it lists, when no ClaimsFile is given.
+const PatchClaimsFile = "kubedra-claims.yaml"
 
 func (b *builder) diag(sev inventory.Severity, rule string, f inventory.Finding, msg, fix string) {
 	b.res.Diagnostics = append(b.res.Diagnostics, inventory.Diagnostic{Severity: sev, Rule: rule, File: f.Origin.Path, Line: f.Line,
@@ -532,13 +566,23 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 					// named after the claim, not the workload.
 					raw, _ := json.Marshal(c)
 					owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
-					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: c.Name}, owner, "shared")
+					want := c.Name
+					if b.patch != "" {
+						// The base's shared claim is in the overlay's build too.
+						want += "-" + b.patchQualifier()
+					}
+					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: want}, owner, "shared")
 					unit := nameKey(b.scope, kind, first.Namespace, objName)
 					write = !b.sharedMade[unit]
 					b.sharedMade[unit] = true
 				} else {
 					// A generateName ("job-") is a prefix: keep one dash.
 					wl := strings.TrimRight(first.Name, "-")
+					if b.patch != "" {
+						// The base's template of the same workload is in the
+						// same build: the overlay's folder tells them apart.
+						wl += "-" + b.patchQualifier()
+					}
 					base := wl + "-" + c.Name
 					if len(distinct[c.Name]) > 1 {
 						if q := qualifier(pe.Path); q != "" {
@@ -622,7 +666,11 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 			// A JSON file holds one object: new objects go beside it.
 			name = strings.TrimSuffix(filepath.Base(d.file), filepath.Ext(d.file)) + "-claims.yaml"
 		}
-		if name != "" {
+		switch {
+		case b.patch != "":
+			fp.ClaimsFile = filepath.Join(filepath.Dir(b.patch), or(name, PatchClaimsFile))
+			fp.Kustomization = b.patch
+		case name != "":
 			dir := filepath.Dir(d.file)
 			fp.ClaimsFile = filepath.Join(dir, name)
 			if b.opts.Kustomization != nil {

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,5 +293,44 @@ func TestBuildContainerClaims(t *testing.T) {
 		{Name: "gpu-2", ResourceClaimTemplateName: "train-gpu-2"}}
 	if diff := cmp.Diff(wantClaims, pe.ResourceClaims); diff != "" {
 		t.Errorf("pod claims (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildPatch: a kustomize strategic-merge patch's new objects go into
+// the claims file beside the kustomization that lists it (not beside the
+// patch, which may live elsewhere), that kustomization gains it, and the
+// name carries the kustomization's folder under the input root, wherever
+// the repository is checked out.
+func TestBuildPatch(t *testing.T) {
+	t.Parallel()
+	for _, checkout := range []string{"/src/repo", "/elsewhere/clone"} {
+		patch := checkout + "/patches/gpu.yaml"
+		k := checkout + "/overlays/prod/kustomization.yaml"
+		o := opts(plan.Claims)
+		o.Patch = func(p string) string {
+			if p == patch {
+				return k
+			}
+			return ""
+		}
+		o.Place = func(p string) string { return strings.TrimPrefix(p, checkout+"/") }
+		fs := []inventory.Finding{
+			finding(patch, 0, "Job", "train", "", "spec.template.spec", "main", inventory.Container, "nvidia.com/gpu", "2"),
+			finding(checkout+"/base/train.yaml", 0, "Job", "train", "", "spec.template.spec", "main", inventory.Container, "nvidia.com/gpu", "1"),
+		}
+		p, err := plan.Build(fs, plantest.Resolver{}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp := p.Files[0]
+		if fp.ClaimsFile != checkout+"/overlays/prod/kubedra-claims.yaml" || fp.Kustomization != k {
+			t.Errorf("%s: claims file %q listed by %q", checkout, fp.ClaimsFile, fp.Kustomization)
+		}
+		if got := objectNames(p); !slices.Equal(got, []string{"ResourceClaimTemplate/train-prod-gpu", "ResourceClaimTemplate/train-gpu"}) {
+			t.Errorf("%s: names %v, want the patch's qualified by its overlay", checkout, got)
+		}
+		if base := p.Files[1]; base.ClaimsFile != "" {
+			t.Errorf("a resource's objects moved to %q", base.ClaimsFile)
+		}
 	}
 }

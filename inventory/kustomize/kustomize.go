@@ -1,0 +1,651 @@
+// Package kustomize finds the kustomize build units among the inputs and
+// says what each file is to them: a resource, a strategic-merge patch, a
+// JSON 6902 patch (a file or inline), a component, or a base that several
+// overlays share. It is a package of its own because it is the one reader
+// of kustomization files (with sigs.k8s.io/kustomize/api's types, the
+// schema kustomize itself decodes), and migrate needs the answers before
+// it plans the first file: inventory/files reads documents, not the build
+// graph between them. It reads; it never builds or writes.
+package kustomize
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/types"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/inventory/files"
+)
+
+// Role is what a file is to a kustomization that lists it.
+type Role string
+
+const (
+	Resource       Role = "resource"
+	StrategicMerge Role = "strategic-merge-patch"
+	JSON6902       Role = "json6902-patch"
+	Component      Role = "component"
+	Base           Role = "base" // a folder with a kustomization, listed under resources
+)
+
+// Rule ids of the diagnostics Find makes.
+const (
+	RuleParse = "kustomize/parse"
+	RulePatch = "kustomize/patch-not-migrated"
+	RuleHeld  = "kustomize/unit-left-unchanged"
+)
+
+// Kustomization is one kustomization (or Component) file.
+type Kustomization struct {
+	// Path is the file as found (joined to the folder the user named).
+	Path string
+	// Component is set for kind: Component.
+	Component bool
+	// Namespace, NamePrefix and NameSuffix are its transformers.
+	Namespace, NamePrefix, NameSuffix string
+	// Uses are the files and folders it lists, with their role.
+	Uses []Use
+	// Configurations are the transformer configuration files it lists.
+	Configurations []string
+}
+
+// Dir is the folder of the kustomization.
+func (k *Kustomization) Dir() string { return filepath.Dir(k.Path) }
+
+// Use is one entry of a kustomization: a file or folder and its role.
+type Use struct {
+	// Path is the file (or, for Base and Component, the kustomization
+	// file of the folder); "" for an inline patch.
+	Path string
+	Role Role
+	// Line is the entry's line in the kustomization file.
+	Line int
+}
+
+// Tree is every kustomization found, and what each file is to them.
+type Tree struct {
+	// Kustomizations by Path, in the order found.
+	Kustomizations map[string]*Kustomization
+	order          []string
+	// by holds, per file (clean path), the kustomizations that list it.
+	by map[string][]*listing
+	// bad are kustomizations holding a patch kubedra cannot migrate.
+	bad map[string]bool
+}
+
+type listing struct {
+	k    *Kustomization
+	role Role
+}
+
+// Names are the file names kustomize reads as a kustomization, in its order.
+var Names = konfig.RecognizedKustomizationFileNames()
+
+// KustomizationIn returns the kustomization file in dir, or "".
+func KustomizationIn(dir string, stat func(string) (fs.FileInfo, error)) string {
+	for _, n := range Names {
+		p := filepath.Join(dir, n)
+		if fi, err := stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// Find reads the kustomizations under the input paths (folders are walked;
+// hidden folders skipped), and those they reach. open maps a path as given
+// to one the process can open (the working folder of the run). Problems
+// are Diagnostics: a kustomization that does not parse is skipped.
+func Find(paths []string, open func(string) string) (*Tree, inventory.Diagnostics) {
+	t := &Tree{Kustomizations: map[string]*Kustomization{}, by: map[string][]*listing{}, bad: map[string]bool{}}
+	var diags inventory.Diagnostics
+	stat := func(p string) (fs.FileInfo, error) { return os.Stat(open(p)) }
+	var queue []string
+	for _, root := range paths {
+		if root == "-" {
+			continue
+		}
+		fi, err := stat(root)
+		if err != nil {
+			continue
+		}
+		if !fi.IsDir() {
+			// A file given alone: the kustomization beside it says what
+			// it is (a patch's claims must not land in the patch).
+			if slices.Contains(Names, filepath.Base(root)) {
+				queue = append(queue, root)
+			} else if k := KustomizationIn(filepath.Dir(root), stat); k != "" {
+				queue = append(queue, k)
+			}
+			continue
+		}
+		_ = filepath.WalkDir(open(root), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() && p != open(root) && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && slices.Contains(Names, d.Name()) {
+				rel, err := filepath.Rel(open(root), p)
+				if err == nil {
+					queue = append(queue, filepath.Join(root, rel))
+				}
+			}
+			return nil
+		})
+	}
+	for len(queue) > 0 {
+		p := filepath.Clean(queue[0])
+		queue = queue[1:]
+		if _, ok := t.Kustomizations[p]; ok {
+			continue
+		}
+		k, more, ds := read(p, open, stat)
+		diags = append(diags, ds...)
+		if k == nil {
+			continue
+		}
+		t.Kustomizations[p] = k
+		t.order = append(t.order, p)
+		for _, u := range k.Uses {
+			if u.Path != "" {
+				t.by[u.Path] = append(t.by[u.Path], &listing{k: k, role: u.Role})
+			}
+		}
+		queue = append(queue, more...)
+		for _, d := range ds {
+			if d.Rule == RulePatch {
+				t.bad[p] = true
+			}
+		}
+	}
+	sort.SliceStable(diags, func(i, j int) bool { return diags[i].File < diags[j].File })
+	return t, diags
+}
+
+// read parses one kustomization file and classifies what it lists; more
+// are the kustomizations of the folders it lists.
+func read(path string, open func(string) string, stat func(string) (fs.FileInfo, error)) (*Kustomization, []string, inventory.Diagnostics) {
+	data, err := os.ReadFile(open(path))
+	if err != nil {
+		return nil, nil, inventory.Diagnostics{{Severity: inventory.Warning, Rule: RuleParse, File: path, Message: err.Error()}}
+	}
+	var kt types.Kustomization
+	if err := sigsyaml.Unmarshal(data, &kt); err != nil {
+		return nil, nil, inventory.Diagnostics{{Severity: inventory.Warning, Rule: RuleParse, File: path, Message: "not a kustomization kubedra can read: " + err.Error()}}
+	}
+	kt.FixKustomization()
+	node, _ := kyaml.Parse(string(data))
+	lines := entryLines(node)
+	k := &Kustomization{Path: path, Component: kt.Kind == types.ComponentKind, Namespace: kt.Namespace, NamePrefix: kt.NamePrefix, NameSuffix: kt.NameSuffix}
+	dir := filepath.Dir(path)
+	var more []string
+	var diags inventory.Diagnostics
+	local := func(ref string) (string, bool) {
+		if strings.Contains(ref, "://") || strings.HasPrefix(ref, "github.com/") || strings.Contains(ref, "?ref=") {
+			return "", false // remote: not migrated here
+		}
+		return filepath.Join(dir, ref), true
+	}
+	folder := func(ref string, role Role, line int) bool {
+		p, ok := local(ref)
+		if !ok {
+			return true
+		}
+		fi, err := stat(p)
+		if err != nil {
+			return true
+		}
+		if !fi.IsDir() {
+			return false
+		}
+		if kp := KustomizationIn(p, stat); kp != "" {
+			k.Uses = append(k.Uses, Use{Path: kp, Role: role, Line: line})
+			more = append(more, kp)
+		}
+		return true
+	}
+	for i, r := range kt.Resources {
+		line := lines.at("resources", i)
+		if folder(r, Base, line) {
+			continue
+		}
+		p, _ := local(r)
+		k.Uses = append(k.Uses, Use{Path: p, Role: Resource, Line: line})
+	}
+	for i, c := range kt.Components {
+		folder(c, Component, lines.at("components", i))
+	}
+	for _, c := range kt.Configurations {
+		if p, ok := local(c); ok {
+			k.Configurations = append(k.Configurations, p)
+		}
+	}
+	// The deprecated fields kustomize still builds: patchesStrategicMerge
+	// (a path or an inline patch per entry) and patchesJson6902.
+	patches := slices.Clone(kt.Patches)
+	lineOf := make([]int, 0, len(patches)+len(kt.PatchesStrategicMerge)+len(kt.PatchesJson6902))
+	for i := range kt.Patches {
+		lineOf = append(lineOf, lines.at("patches", i))
+	}
+	for i, sm := range kt.PatchesStrategicMerge {
+		v := string(sm)
+		if strings.Contains(v, "\n") || strings.HasPrefix(strings.TrimSpace(v), "{") {
+			patches = append(patches, types.Patch{Patch: v})
+		} else {
+			patches = append(patches, types.Patch{Path: v})
+		}
+		lineOf = append(lineOf, lines.at("patchesStrategicMerge", i))
+	}
+	for i, jp := range kt.PatchesJson6902 {
+		patches = append(patches, jp)
+		lineOf = append(lineOf, lines.at("patchesJson6902", i))
+	}
+	for i, p := range patches {
+		line := lineOf[i]
+		if p.Path != "" {
+			fp, ok := local(p.Path)
+			if !ok {
+				continue
+			}
+			content, err := os.ReadFile(open(fp))
+			if err != nil {
+				continue // kustomize reports it; a missing patch is no device request
+			}
+			role := roleOf(content)
+			k.Uses = append(k.Uses, Use{Path: fp, Role: role, Line: line})
+			if role == JSON6902 {
+				diags = append(diags, jsonPatch(fp, 1, content)...)
+			}
+			continue
+		}
+		if p.Patch == "" {
+			continue
+		}
+		role := roleOf([]byte(p.Patch))
+		k.Uses = append(k.Uses, Use{Role: role, Line: line})
+		if role == JSON6902 {
+			diags = append(diags, jsonPatch(path, inlineStart(node, i, line), []byte(p.Patch))...)
+		} else if ern := devices(p.Patch); ern != "" {
+			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: path, Line: line, Resource: ern,
+				Message: "an inline strategic-merge patch sets an extended resource: kubedra edits files, not YAML inside a string",
+				Fix:     "move the patch into its own file (patches: - path: gpu-patch.yaml) and migrate again"})
+		}
+	}
+	return k, more, diags
+}
+
+// roleOf tells a JSON 6902 patch (a list of operations) from a
+// strategic-merge patch (an object), as kustomize does.
+func roleOf(content []byte) Role {
+	trim := bytes.TrimSpace(stripComments(content))
+	if bytes.HasPrefix(trim, []byte("[")) || bytes.HasPrefix(trim, []byte("- ")) || bytes.HasPrefix(trim, []byte("-\n")) {
+		return JSON6902
+	}
+	return StrategicMerge
+}
+
+func stripComments(b []byte) []byte {
+	var out [][]byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] == '#' {
+			continue
+		}
+		out = append(out, l)
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
+// op is one JSON 6902 operation.
+type op struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// jsonPatch reports the operations of a JSON 6902 patch that add, replace
+// or remove an extended-resource request: kubedra cannot rewrite them
+// exactly without the object they apply to (their paths index lists of
+// the base), so their build unit is left as it is.
+func jsonPatch(file string, line int, content []byte) inventory.Diagnostics {
+	var ops []op
+	if err := sigsyaml.Unmarshal(content, &ops); err != nil {
+		return nil
+	}
+	node, _ := kyaml.Parse(string(content))
+	var diags inventory.Diagnostics
+	for i, o := range ops {
+		ern := ""
+		for _, p := range []string{o.Path, o.From} {
+			if e := pathResource(p); e != "" {
+				ern = e
+			}
+		}
+		if ern == "" && strings.Contains(o.Path, "/resources") {
+			ern = valueResource(o.Value, strings.HasSuffix(o.Path, "/limits") || strings.HasSuffix(o.Path, "/requests"))
+		}
+		if ern == "" {
+			continue
+		}
+		l := line
+		if node != nil && node.YNode().Kind == kyaml.SequenceNode && i < len(node.YNode().Content) {
+			l = line - 1 + node.YNode().Content[i].Line
+		}
+		diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: file, Line: l, Resource: ern,
+			Message: fmt.Sprintf("JSON 6902 patch operation %q on %s sets %s: kubedra cannot rewrite it exactly (its paths index the base's lists), so the kustomizations that reach it are left unchanged", o.Op, o.Path, ern),
+			Fix:     "turn the operation into a strategic-merge patch file (patches: - path: ...) that sets the resource, then migrate again"})
+	}
+	return diags
+}
+
+// pathResource is the extended resource a JSON pointer addresses under
+// limits or requests ("/spec/.../limits/nvidia.com~1gpu"), or "".
+func pathResource(p string) string {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		if parts[i-1] != "limits" && parts[i-1] != "requests" {
+			continue
+		}
+		name := strings.ReplaceAll(strings.ReplaceAll(parts[i], "~1", "/"), "~0", "~")
+		if detect.IsExtendedResource(name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// valueResource is an extended resource a patch value sets under limits
+// or requests (or directly, when the value is a limits or requests map).
+func valueResource(v any, quantities bool) string {
+	if l, ok := v.([]any); ok {
+		for _, e := range l {
+			if r := valueResource(e, false); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if quantities && detect.IsExtendedResource(k) {
+			return k
+		}
+		if e := valueResource(m[k], k == "limits" || k == "requests"); e != "" {
+			return e
+		}
+	}
+	return ""
+}
+
+// devices returns an extended resource inline YAML sets under limits or
+// requests, or "".
+func devices(s string) string {
+	var v any
+	if err := sigsyaml.Unmarshal([]byte(s), &v); err != nil {
+		return ""
+	}
+	return valueResource(v, false)
+}
+
+// inlineStart is the line where the text of the i-th inline patch starts
+// (the line after "patch: |" for a block scalar), or line.
+func inlineStart(n *kyaml.RNode, i, line int) int {
+	if n == nil {
+		return line
+	}
+	for _, field := range []string{"patches", "patchesJson6902"} {
+		seq := n.Field(field)
+		if seq == nil || seq.Value.YNode().Kind != kyaml.SequenceNode || i >= len(seq.Value.YNode().Content) {
+			continue
+		}
+		if p := kyaml.NewRNode(seq.Value.YNode().Content[i]).Field("patch"); p != nil {
+			v := p.Value.YNode()
+			if v.Style&(kyaml.LiteralStyle|kyaml.FoldedStyle) != 0 {
+				return v.Line + 1
+			}
+			return v.Line
+		}
+	}
+	return line
+}
+
+// lineIndex finds the lines of list entries in a kustomization.
+type lineIndex map[string][]int
+
+func entryLines(n *kyaml.RNode) lineIndex {
+	li := lineIndex{}
+	if n == nil || n.YNode().Kind != kyaml.MappingNode {
+		return li
+	}
+	c := n.YNode().Content
+	for i := 0; i+1 < len(c); i += 2 {
+		if c[i+1].Kind != kyaml.SequenceNode {
+			continue
+		}
+		for _, e := range c[i+1].Content {
+			li[c[i].Value] = append(li[c[i].Value], e.Line)
+		}
+	}
+	return li
+}
+
+func (li lineIndex) at(field string, i int) int {
+	if i < len(li[field]) {
+		return li[field][i]
+	}
+	return 0
+}
+
+// Ordered returns the kustomizations in the order found.
+func (t *Tree) Ordered() []*Kustomization {
+	out := make([]*Kustomization, 0, len(t.order))
+	for _, p := range t.order {
+		out = append(out, t.Kustomizations[p])
+	}
+	return out
+}
+
+// PatchOf returns the kustomization (or component) that lists the file as
+// a strategic-merge patch, or "". A file listed as a patch by several
+// kustomizations gets the first one found.
+func (t *Tree) PatchOf(file string) string {
+	for _, l := range t.by[filepath.Clean(file)] {
+		if l.role == StrategicMerge {
+			return l.k.Path
+		}
+	}
+	return ""
+}
+
+// Listing returns the kustomizations that list the file (as a resource
+// or a patch).
+func (t *Tree) Listing(file string) []*Kustomization {
+	var out []*Kustomization
+	for _, l := range t.by[filepath.Clean(file)] {
+		out = append(out, l.k)
+	}
+	return out
+}
+
+// Shared returns the kustomizations (bases and components) that more than
+// one kustomization lists.
+func (t *Tree) Shared() []string {
+	var out []string
+	for _, p := range t.order {
+		if len(t.by[p]) > 1 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// reach returns the files and kustomizations the kustomization at k
+// reaches (itself included).
+func (t *Tree) reach(k string, seen map[string]bool) {
+	if seen[k] {
+		return
+	}
+	seen[k] = true
+	kk := t.Kustomizations[k]
+	if kk == nil {
+		return
+	}
+	for _, u := range kk.Uses {
+		if u.Path != "" {
+			t.reach(u.Path, seen)
+		}
+	}
+}
+
+// Held returns the files migrate must leave unchanged: everything that a
+// kustomization holding a patch kubedra cannot migrate reaches, and,
+// because a shared base must be migrated consistently for every overlay,
+// everything reached by any kustomization that reaches one of those files.
+// The value is the kustomization whose patch is the reason.
+func (t *Tree) Held() map[string]string {
+	held := map[string]string{}
+	cause := map[string]string{} // held kustomization -> the one whose patch is the reason
+	var bad []string
+	for _, p := range t.order {
+		if t.bad[p] {
+			bad = append(bad, p)
+			cause[p] = p
+		}
+	}
+	for len(bad) > 0 {
+		b := bad[0]
+		bad = bad[1:]
+		seen := map[string]bool{}
+		t.reach(b, seen)
+		for f := range seen {
+			if _, ok := held[f]; !ok {
+				held[f] = cause[b]
+			}
+		}
+		// Every other kustomization reaching a held file is held too.
+		for _, p := range t.order {
+			if _, ok := cause[p]; ok {
+				continue
+			}
+			s := map[string]bool{}
+			t.reach(p, s)
+			for f := range s {
+				if c, ok := held[f]; ok {
+					cause[p] = c
+					bad = append(bad, p)
+					break
+				}
+			}
+		}
+	}
+	return held
+}
+
+// CheckPatches finds the strategic-merge patches migrate cannot make
+// exact, and holds their kustomizations (see Held). kustomize's built-in
+// schema predates DRA, so a patch replaces the base's pod resourceClaims
+// list (and a container's resources.claims) instead of merging it by name:
+// a migrated patch is exact only when it gives claims to every container
+// of the pod that has them in the migrated base. A patch whose base object
+// (same kind and name, among the resources its kustomization reaches) has
+// device requests in containers the patch does not set, or claims already,
+// is an error at the patch's line. opts is detection's (rules files'
+// templatePaths).
+func (t *Tree) CheckPatches(open func(string) string, opts detect.Options) inventory.Diagnostics {
+	var diags inventory.Diagnostics
+	parsed := map[string][]inventory.Finding{}
+	findings := func(path string) []inventory.Finding {
+		if f, ok := parsed[path]; ok {
+			return f
+		}
+		var out []inventory.Finding
+		if data, err := os.ReadFile(open(path)); err == nil {
+			out = detect.Documents(files.Parse(path, data).Docs, opts)
+		}
+		parsed[path] = out
+		return out
+	}
+	for _, kp := range t.order {
+		k := t.Kustomizations[kp]
+		for _, u := range k.Uses {
+			if u.Role != StrategicMerge || u.Path == "" {
+				continue
+			}
+			patch := findings(u.Path)
+			if len(patch) == 0 {
+				continue
+			}
+			sets := map[string]bool{}
+			for _, f := range patch {
+				sets[f.Kind+"/"+f.Name+"/"+f.PodTemplatePath+"/"+f.Container] = true
+			}
+			for _, res := range t.resources(kp, map[string]bool{}) {
+				for _, f := range findings(res) {
+					if !slices.ContainsFunc(patch, func(p inventory.Finding) bool { return p.Kind == f.Kind && p.Name == f.Name }) {
+						continue
+					}
+					missing := !sets[f.Kind+"/"+f.Name+"/"+f.PodTemplatePath+"/"+f.Container]
+					claims := f.Workload != nil && len(f.Workload.PodClaims) > 0
+					if !missing && !claims {
+						continue
+					}
+					why := fmt.Sprintf("its base %s:%d asks for %s in container %s, which the patch does not set", res, f.Line, f.Resource, f.Container)
+					if !missing {
+						why = fmt.Sprintf("its base %s:%d has pod resourceClaims already", res, f.Line)
+					}
+					diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: u.Path, Line: patch[0].Line, Resource: patch[0].Resource,
+						Object:  &inventory.ObjectRef{Kind: f.Kind, Name: f.Name},
+						Message: "strategic-merge patch cannot be migrated exactly: kustomize replaces the pod's resourceClaims list with the patch's (its schema has no merge key for it), and " + why + "; the kustomizations that reach it are left unchanged",
+						Fix:     "set every device request of that pod in the patch (or none), or migrate the build: kustomize build | kubedra migrate -"})
+					t.bad[kp] = true
+					break
+				}
+			}
+		}
+	}
+	return diags
+}
+
+// resources are the resource files the kustomization at k reaches through
+// resources, bases and components (not patches).
+func (t *Tree) resources(k string, seen map[string]bool) []string {
+	if seen[k] {
+		return nil
+	}
+	seen[k] = true
+	kk := t.Kustomizations[k]
+	if kk == nil {
+		return nil
+	}
+	var out []string
+	for _, u := range kk.Uses {
+		switch u.Role {
+		case Resource:
+			out = append(out, u.Path)
+		case Base, Component:
+			out = append(out, t.resources(u.Path, seen)...)
+		}
+	}
+	return out
+}
