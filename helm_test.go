@@ -157,6 +157,9 @@ func TestHelmPostRenderer(t *testing.T) {
 			if got := run(t, env, nil, helm3, append(append(tmpl, helm3PR...), ext...)...).must(t, "helm 3 --strategy extended-resource"); !bytes.Equal(got, plain) {
 				t.Errorf("helm 3 with --strategy extended-resource through --post-renderer-args changed the render:\n%s", got)
 			}
+			if got := run(t, env, nil, helm4, append(append(tmpl, "--post-renderer", "kubedra"), ext...)...).must(t, "helm 4 --strategy extended-resource"); !slices.Equal(objects(t, got), objects(t, plain4)) {
+				t.Errorf("helm 4 with --strategy extended-resource through --post-renderer-args changed the render:\n%s", got)
+			}
 			env4 := append(slices.Clone(env), "KUBEDRA_STRATEGY=extended-resource", "KUBEDRA_TARGET_VERSION=1.37")
 			if got := run(t, env4, nil, helm4, append(tmpl, "--post-renderer", "kubedra")...).must(t, "helm 4 with KUBEDRA_STRATEGY"); !slices.Equal(objects(t, got), objects(t, plain4)) {
 				t.Errorf("helm 4 with KUBEDRA_STRATEGY=extended-resource changed the render:\n%s", got)
