@@ -6,5 +6,7 @@
 // post-renderer would (`kubedra migrate -` over manifests and hooks), and
 // both renders are server-side dry-run. A chart that cannot be rendered, or
 // a kind no vendored CRD serves, is listed with its reason and asserted
-// exactly.
+// exactly. TestHelmInstall installs a chart with real helm 3 and helm 4
+// binaries (hack/tools, skipped until built) and kubedra as their
+// post-renderer.
 package helm
