@@ -325,3 +325,60 @@ func TestArgoCDPlugin(t *testing.T) {
 		}
 	})
 }
+
+// TestFluxPatches checks the Flux example (deploy/flux): the kustomize
+// patches of its HelmRelease's spec.postRenderers, applied with kustomize (as
+// helm-controller's kustomize post-renderer applies them) to the Triton
+// chart's render, give the objects `kubedra migrate -` gives, and
+// claim-template.yaml is the ResourceClaimTemplate migrate adds.
+func TestFluxPatches(t *testing.T) {
+	chart := filepath.Join("..", "shared", "corpus", "dev", "triton-inference-server__server", "deploy", "aws")
+	if _, err := os.Stat(chart); err != nil {
+		t.Skipf("no shared corpus beside the clone: %v", err)
+	}
+	helm3, kustomize := toolBin(t, "helm3"), toolBin(t, "kustomize")
+	bin := buildKubedra(t)
+	env := helmEnv(t, bin)
+	var hr struct {
+		Spec struct {
+			ReleaseName   string `json:"releaseName"`
+			PostRenderers []struct {
+				Kustomize struct {
+					Patches []map[string]any `json:"patches"`
+				} `json:"kustomize"`
+			} `json:"postRenderers"`
+		} `json:"spec"`
+	}
+	data, err := os.ReadFile("deploy/flux/helmrelease-triton.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &hr); err != nil {
+		t.Fatal(err)
+	}
+	if len(hr.Spec.PostRenderers) != 1 || len(hr.Spec.PostRenderers[0].Kustomize.Patches) == 0 {
+		t.Fatalf("the HelmRelease has no kustomize post-renderer: %+v", hr.Spec)
+	}
+	rendered := run(t, env, nil, helm3, "template", hr.Spec.ReleaseName, chart, "--namespace", "default").must(t, "helm template")
+	dir := t.TempDir()
+	kust, err := yaml.Marshal(map[string]any{"resources": []string{"render.yaml"}, "patches": hr.Spec.PostRenderers[0].Kustomize.Patches})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "render.yaml"), rendered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), kust, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	patched := run(t, env, nil, kustomize, "build", dir).must(t, "kustomize build")
+	claim, err := os.ReadFile("deploy/flux/claim-template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := objects(t, run(t, env, rendered, bin, "migrate", "-", "--target-version", "1.37").must(t, "kubedra migrate -"))
+	got := objects(t, append(append(patched, []byte("\n---\n")...), claim...))
+	if !slices.Equal(got, want) {
+		t.Errorf("the Flux patches and claim template differ from kubedra migrate -:\n--- got\n%s\n--- want\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
