@@ -50,8 +50,8 @@ fuzz: ## run every fuzz target for FUZZTIME (30s) in turn (crashers land in the 
 fuzz-short: ## the brief fuzz run CI does: each target for 6s (about a minute with the builds)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=6s
 
-dist-check: build ## goreleaser check, the GitHub Action's steps, kustomize exec function (tools cached in ~/.cache/kubedra-tools)
-	KUBEDRA_TOOLS=1 KUBEDRA_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'TestGoreleaser|TestKrew|TestPreCommit|TestAction|TestKustomize' .
+dist-check: build ## goreleaser check, the GitHub Action's steps, kustomize exec function, helm 3/4 post-renderer, Argo CD plugin and Flux patches (tools cached in ~/.cache/kubedra-tools)
+	KUBEDRA_TOOLS=1 KUBEDRA_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'TestGoreleaser|TestKrew|TestPreCommit|TestAction|TestKustomize|TestHelmPostRenderer|TestArgoCDPlugin|TestFluxPatches' .
 
 lint: ## gofmt + go vet (golangci-lint when installed)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -40,10 +40,7 @@ func toolBin(t *testing.T, tool string) string {
 	}
 	args := []string{"hack/tools/build.sh", tool}
 	if os.Getenv("KUBEDRA_TOOLS") != "1" {
-		cmd := exec.Command("bash", "-c", `cd hack/tools && dir=${KUBEDRA_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubedra-tools} && `+
-			`v=$(GOFLAGS=-mod=mod go list -m -f '{{.Version}}' "$1") && test -x "$dir/$2/$v/$2" && echo "$dir/$2/$v/$2"`, "-",
-			map[string]string{"kustomize": "sigs.k8s.io/kustomize/kustomize/v5", "goreleaser": "github.com/goreleaser/goreleaser/v2"}[tool], tool)
-		out, err := cmd.Output()
+		out, err := exec.Command("bash", "hack/tools/build.sh", "--cached", tool).Output()
 		if err != nil {
 			t.Skipf("%s is not built yet: run make dist-check (or KUBEDRA_TOOLS=1 go test) to build it", tool)
 		}

@@ -594,6 +594,9 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 				objects = append(objects, made{claim: c, objName: objName})
 				if write {
 					n, err := b.encode(objName, first.Namespace, c)
+					if err == nil && !c.Shared {
+						err = helmHook(n, first.Workload)
+					}
 					if err != nil {
 						for _, f := range pd.findings {
 							b.diag(inventory.Error, RuleEncode, f, "left unchanged: encoding the claim: "+err.Error(), "")
