@@ -45,6 +45,13 @@ func TestOnlyEditedLinesChange(t *testing.T) {
 			removed: []string{"      limits:", "        nvidia.com/gpu: 1"}},
 		{name: "multi-line double-quoted", in: podHead + "  hostname: \"a\n    b\n    c\"\n  containers:\n" + gpu,
 			removed: []string{"      limits:", "        nvidia.com/gpu: 1"}},
+		// The new resourceClaims go after the last line of the pod spec: the
+		// lines between the edit and there keep their layout too.
+		{name: "multi-line flow after the edit", in: podHead + "  containers:\n" + gpu + "  - name: side\n    command: [\n      \"sh\", \"-c\"\n    ]\n" +
+			"  tolerations: [{key: a,\n                 operator: Exists}]   # kept\n",
+			removed: []string{"      limits:", "        nvidia.com/gpu: 1"}},
+		{name: "multi-line flow before a foot comment", in: podHead + "  containers:\n" + gpu + "  args: [a,\n    b]\n# foot\n",
+			removed: []string{"      limits:", "        nvidia.com/gpu: 1"}},
 		{name: "end marker", in: podHead + "  containers:\n" + gpu + "...\n",
 			removed: []string{"      limits:", "        nvidia.com/gpu: 1"}},
 		{name: "block scalar with dashes", in: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  env: |\n    pip:\n    - torch\n    - ray\n---\n" +

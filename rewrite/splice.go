@@ -69,11 +69,6 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 
 	// The output region by region: the old lines kept, or the edited
 	// lines that replace them (rep).
-	type region struct {
-		keep             []string
-		oSeg, bSeg, aSeg []string
-		rep              bool
-	}
 	var regions []region
 	for k := 0; k+1 < len(anchors); k++ {
 		cur, next := anchors[k], anchors[k+1]
@@ -85,20 +80,40 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 			regions = append(regions, region{keep: oSeg})
 			continue
 		}
-		if len(aSeg) > 0 {
-			// The edited lines sit where the old text has them: shifted by
-			// the difference of indentation at the nearest stable line
-			// before them that is not deeper (a parent or sibling), for a
-			// file whose indentation the encoder cannot reproduce.
+		// The edited lines sit where the old text has them: shifted by the
+		// difference of indentation at the nearest stable line before them
+		// that is not deeper (a parent or sibling), for a file whose
+		// indentation the encoder cannot reproduce.
+		place := func(aSeg []string) []string {
+			if len(aSeg) == 0 {
+				return aSeg
+			}
 			want := len(leading(aSeg[0]))
 			for j := k; j > 0; j-- {
 				if p := anchors[j]; len(leading(bl[p.b])) <= want {
-					aSeg = shift(aSeg, len(leading(ol[p.o]))-len(leading(bl[p.b])))
-					break
+					return shift(aSeg, len(leading(ol[p.o]))-len(leading(bl[p.b])))
 				}
 			}
+			return aSeg
 		}
-		regions = append(regions, region{oSeg: oSeg, bSeg: bSeg, aSeg: aSeg, rep: true})
+		// Lines the encoder writes differently from the old text (a flow
+		// sequence over several lines) are not stable, but the edit may
+		// not have touched them: such a run of lines, the same in before
+		// and after, whose neighbours in before are old lines (or the
+		// region's ends), keeps its old text, and the region is split
+		// around it.
+		bO := make([]int, len(bSeg))  // before line -> oSeg line, or -1
+		bAr := make([]int, len(bSeg)) // before line -> aSeg line, or -1
+		for i := range bSeg {
+			bO[i], bAr[i] = -1, -1
+			if o := onB[cur.b+1+i]; o > cur.o && o < next.o {
+				bO[i] = o - (cur.o + 1)
+			}
+			if a := bA[cur.b+1+i]; a > cur.a && a < next.a {
+				bAr[i] = a - (cur.a + 1)
+			}
+		}
+		regions = append(regions, untouched(oSeg, bSeg, aSeg, bO, bAr, place)...)
 	}
 	// Comments of the old text the output lacks (the edit may have moved
 	// some into another region, such as a removed request's comment into
@@ -154,6 +169,82 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 		return nil, false
 	}
 	return res, true
+}
+
+// region is a part of a spliced document: old lines kept, or the edited
+// lines aSeg that replace the old lines oSeg, whose encoding before the
+// edit is bSeg (rep).
+type region struct {
+	keep             []string
+	oSeg, bSeg, aSeg []string
+	rep              bool
+}
+
+// untouched splits a region the edit changed around the first run of lines
+// the edit did not touch but the encoder wrote differently: lines of
+// before that are the same in after (bA, indexes into aSeg, or -1) and
+// match no old line (bO, into oSeg, or -1), between two before lines that
+// match old lines (or the region's ends). The old lines between those two
+// are the run's text, kept as they are; the rest is refined again.
+// place indents edited lines where the old text has them.
+func untouched(oSeg, bSeg, aSeg []string, bO, bA []int, place func([]string) []string) []region {
+	for i0 := 0; i0 < len(bSeg); i0++ {
+		if bO[i0] >= 0 || bA[i0] < 0 {
+			continue
+		}
+		left := -1
+		if i0 > 0 {
+			if bO[i0-1] < 0 {
+				continue
+			}
+			left = bO[i0-1]
+		}
+		i1 := i0 + 1
+		for i1 < len(bSeg) && bO[i1] < 0 && bA[i1] == bA[i1-1]+1 {
+			i1++
+		}
+		right := len(oSeg)
+		if i1 < len(bSeg) {
+			if bO[i1] < 0 {
+				i0 = i1 - 1
+				continue
+			}
+			right = bO[i1]
+		}
+		if right <= left+1 {
+			continue
+		}
+		a0, a1 := bA[i0], bA[i1-1]+1
+		var out []region
+		if left >= 0 || i0 > 0 || a0 > 0 {
+			out = append(out, region{oSeg: oSeg[:left+1], bSeg: bSeg[:i0], aSeg: place(aSeg[:a0]), rep: true})
+		}
+		kept, tail := oSeg[left+1:right], []string(nil)
+		if right == len(oSeg) {
+			// Lines added after the run go before its trailing comments
+			// (a foot comment stays last).
+			kept, tail = splitTrailingComments(kept)
+		}
+		out = append(out, region{keep: kept})
+		if i1 < len(bSeg) || a1 < len(aSeg) || right < len(oSeg) {
+			rO, rA := make([]int, len(bSeg)-i1), make([]int, len(bSeg)-i1)
+			for i := range rO {
+				rO[i], rA[i] = bO[i1+i], bA[i1+i]
+				if rO[i] >= 0 {
+					rO[i] -= right
+				}
+				if rA[i] >= 0 {
+					rA[i] -= a1
+				}
+			}
+			out = append(out, untouched(oSeg[right:], bSeg[i1:], aSeg[a1:], rO, rA, place)...)
+		}
+		if len(tail) > 0 {
+			out = append(out, region{keep: tail})
+		}
+		return out
+	}
+	return []region{{oSeg: oSeg, bSeg: bSeg, aSeg: place(aSeg), rep: true}}
 }
 
 // rescue returns aSeg (the edited lines replacing oSeg, whose encoding
@@ -558,4 +649,18 @@ func sameNode(x, y *yaml.Node) bool {
 		}
 	}
 	return true
+}
+
+// splitTrailingComments splits lines into its body and the comment and
+// blank lines after the body's last content line.
+func splitTrailingComments(lines []string) (body, tail []string) {
+	end := len(lines)
+	for end > 0 {
+		l := lines[end-1]
+		if _, full := fullComment(l); !full && strings.TrimSpace(l) != "" {
+			break
+		}
+		end--
+	}
+	return lines[:end], lines[end:]
 }
