@@ -60,6 +60,8 @@ type GovFinding struct {
 	// Keys are all the keys of a quota's spec.hard (a DRA key beside the
 	// extended one says the quota is migrated already).
 	Keys []string `json:"-"`
+	// LimitType is a LimitRange item's type (Container, Pod, ...).
+	LimitType string `json:"limitType,omitempty"`
 	// Scoped is true for a quota with scopes or a scopeSelector: the API
 	// server never matches such a quota against ResourceClaims.
 	Scoped bool `json:"scoped,omitempty"`

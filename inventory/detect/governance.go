@@ -93,6 +93,7 @@ func Governance(doc *inventory.Document) []inventory.GovFinding {
 				return
 			}
 			f := base
+			f.LimitType = base.LimitType
 			f.What, f.Field, f.Key, f.Resource, f.Quantity = what, field, k.Value, k.Value, quantity(v)
 			out = append(out, at(f, k))
 		})
@@ -132,6 +133,7 @@ func Governance(doc *inventory.Document) []inventory.GovFinding {
 		// core/v1 LimitRangeItem: default, defaultRequest, max, min,
 		// maxLimitRequestRatio.
 		for i, it := range seqItems(get(spec, "limits")) {
+			base.LimitType = scalar(get(it, "type"))
 			for _, fld := range []string{"default", "defaultRequest", "max", "min", "maxLimitRequestRatio"} {
 				resources(inventory.GovLimitRange, get(it, fld), "spec.limits["+strconv.Itoa(i)+"]."+fld)
 			}

@@ -251,11 +251,22 @@ func (j *govJudge) judge(f inventory.GovFinding, hasConfig bool) govVerdict {
 			return v
 		}
 		v.g.Breaks, v.g.Action = true, GovRemove
-		switch field {
-		case "default", "defaultRequest":
+		// LimitRanger (k8s.io/kubernetes v1.37.2
+		// plugin/pkg/admission/limitranger) sets a Container item's default
+		// and defaultRequest on containers that lack them; the API server
+		// defaults them from max and min (pkg/apis/core/v1
+		// SetDefaults_LimitRangeItem). max, min and ratios check every
+		// container (or pod), and fail when the resource is absent.
+		container := f.LimitType == "Container"
+		switch {
+		case container && (field == "default" || field == "defaultRequest"):
 			v.reason = fmt.Sprintf("LimitRange %s %s: %s: the LimitRanger admission plugin sets %s on every container that does not, so each migrated container would ask the device plugin for it besides its claim", field, f.Resource, q, f.Resource)
+		case container && field == "max":
+			v.reason = fmt.Sprintf("LimitRange max %s: %s: the API server defaults a Container item's default (and defaultRequest) to its max, so the LimitRanger admission plugin sets %s: %s on every container that does not, each migrated container included", f.Resource, q, f.Resource, q)
+		case container && field == "min":
+			v.reason = fmt.Sprintf("LimitRange min %s: %s: the API server defaults a Container item's defaultRequest to its min, so the LimitRanger admission plugin puts a request for %s on every migrated container", f.Resource, q, f.Resource)
 		default:
-			v.reason = fmt.Sprintf("LimitRange %s %s: %s: the LimitRanger admission plugin rejects containers without %s, which every migrated container is", field, f.Resource, q, f.Resource)
+			v.reason = fmt.Sprintf("LimitRange %s %s %s: %s: the LimitRanger admission plugin rejects every %s without %s, which every migrated one is", f.LimitType, field, f.Resource, q, strings.ToLower(f.LimitType), f.Resource)
 		}
 		v.fix = "run `kubedra migrate`: it removes " + f.Resource + " from " + field + "; DRA has no per-container limit (limit claims with a quota on " + ClassDevicesKey(d.DeviceClass) + ")"
 		return v
