@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -217,5 +218,31 @@ spec:
 	want := "resources:\n  deviceClassMappings:\n  - name: aws.amazon.com/neuron\n    deviceClassNames: [neuron.aws.com]\n  - name: nvidia.com/gpu\n    deviceClassNames: [gpu.nvidia.com]\n"
 	if !strings.Contains(warns[0].Fix, want) {
 		t.Errorf("the fix does not hold the snippet %q:\n%s", want, warns[0].Fix)
+	}
+}
+
+// TestGovernanceDocuments: a KRM function's items (Input.Documents) get
+// the same governance edits as files.
+func TestGovernanceDocuments(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "rewrite", "testdata", "governance-limitrange", "input.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := files.Parse("in.yaml", data)
+	res, err := action.Migrate(context.Background(), action.Input{Documents: f.Docs},
+		action.MigrateOptions{Plan: plan.Options{Strategy: plan.Claims, Target: rules.DefaultTarget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Governed != 1 || len(res.Documents) != 1 {
+		t.Fatalf("governed %d, %d documents", res.Governed, len(res.Documents))
+	}
+	out, err := res.Documents[0].String()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "nvidia.com/gpu") || !strings.Contains(out, `cpu: "2"`) {
+		t.Errorf("the LimitRange item keeps a device entry or lost its cpu default:\n%s", out)
 	}
 }
