@@ -108,6 +108,15 @@ func TestGovernanceCheckAndMigrate(t *testing.T) {
 				{"ClusterQueue/gpus", "nvidia.com/gpu", false, false},
 				{"ConfigMap/kueue-manager-config", "", false, true},
 			}},
+		{"governance-kueue-covered", rules.Version{},
+			[]governed{
+				{"Configuration/", "", false, true},
+				{"ClusterQueue/gpus", "nvidia.com/gpu", true, false},
+			},
+			[]governed{
+				{"Configuration/", "", false, true},
+				{"ClusterQueue/gpus", "nvidia.com/gpu", false, true},
+			}},
 		{"governance-kueue-object", rules.Version{},
 			[]governed{
 				{"ClusterQueue/gpus", "nvidia.com/gpu", false, false},

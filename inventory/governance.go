@@ -58,7 +58,8 @@ type GovFinding struct {
 	// Class is the DeviceClass a DRA quota key names.
 	Class string `json:"class,omitempty"`
 	// Keys are all the keys of a quota's spec.hard (a DRA key beside the
-	// extended one says the quota is migrated already).
+	// extended one says the quota is migrated already), or the
+	// coveredResources of a ClusterQueue's resource group.
 	Keys []string `json:"-"`
 	// LimitType is a LimitRange item's type (Container, Pod, ...).
 	LimitType string `json:"limitType,omitempty"`

@@ -36,6 +36,11 @@ func Govern(root *yaml.RNode, e *plan.GovEdit) error {
 			return err
 		}
 	}
+	for _, c := range e.Covered {
+		if err := addCovered(root, c); err != nil {
+			return err
+		}
+	}
 	if len(e.Mappings) > 0 {
 		if e.ConfigKey == "" {
 			return addMappings(root.YNode(), e.Mappings)
@@ -112,6 +117,48 @@ func removeKey(root *yaml.RNode, r plan.FieldKey) error {
 	}
 	if len(m.Content) == 0 && len(chain) >= 2 {
 		remove(chain[len(chain)-2], m)
+	}
+	return nil
+}
+
+// addCovered adds a resource to a ClusterQueue's resource group: at the
+// end of coveredResources, and at the end of each flavor's resources as a
+// copy of the entry of c.From (Kueue wants the same resources in the same
+// order in every flavor). A group that covers it already is left alone.
+func addCovered(root *yaml.RNode, c plan.CoveredEdit) error {
+	chain := walk(root.YNode(), parsePath(c.Group))
+	if chain == nil || chain[len(chain)-1].Kind != yaml.MappingNode {
+		return fmt.Errorf("%s not found", c.Group)
+	}
+	rg := chain[len(chain)-1]
+	covered := childOf(rg, "coveredResources")
+	if covered == nil || covered.Kind != yaml.SequenceNode {
+		return fmt.Errorf("%s.coveredResources is not a list", c.Group)
+	}
+	if slices.ContainsFunc(covered.Content, func(n *yaml.Node) bool { return n.Value == c.Name }) {
+		return nil
+	}
+	covered.Content = append(covered.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: c.Name})
+	if fl := childOf(rg, "flavors"); fl != nil && fl.Kind == yaml.SequenceNode {
+		for _, f := range fl.Content {
+			res := childOf(f, "resources")
+			if res == nil || res.Kind != yaml.SequenceNode {
+				continue
+			}
+			for _, r := range res.Content {
+				if r.Kind == yaml.MappingNode && scalarField(r, "name") == c.From {
+					n := yaml.CopyYNode(r)
+					for i := 0; i+1 < len(n.Content); i += 2 {
+						n.Content[i].HeadComment, n.Content[i].LineComment, n.Content[i+1].LineComment = "", "", ""
+						if n.Content[i].Value == "name" {
+							n.Content[i+1].Value = c.Name
+						}
+					}
+					res.Content = append(res.Content, n)
+					break
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -143,13 +143,17 @@ func Governance(doc *inventory.Document) []inventory.GovFinding {
 		// coveredResources, flavors[].resources[].{name, nominalQuota,
 		// borrowingLimit, lendingLimit}.
 		for i, rg := range seqItems(get(spec, "resourceGroups")) {
+			var covered []string
+			for _, c := range seqItems(get(rg, "coveredResources")) {
+				covered = append(covered, scalar(c))
+			}
 			for _, c := range seqItems(get(rg, "coveredResources")) {
 				name := scalar(c)
 				if !IsExtendedResource(name) || strings.HasPrefix(name, DRABackedPrefix) {
 					continue
 				}
 				f := base
-				f.What, f.Field, f.Key, f.Resource = inventory.GovClusterQueue, "spec.resourceGroups["+strconv.Itoa(i)+"]", name, name
+				f.What, f.Field, f.Key, f.Resource, f.Keys = inventory.GovClusterQueue, "spec.resourceGroups["+strconv.Itoa(i)+"]", name, name, covered
 				var quotas []string
 				for _, fl := range seqItems(get(rg, "flavors")) {
 					for _, r := range seqItems(get(fl, "resources")) {

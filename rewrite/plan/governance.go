@@ -28,6 +28,7 @@ const (
 	GovAddKey     = "add-key"
 	GovRemove     = "remove"
 	GovAddMapping = "add-mapping"
+	GovAddCovered = "add-covered"
 	GovWarn       = "warn"
 )
 
@@ -64,10 +65,28 @@ type govJudge struct {
 	// needs are the deviceClassMappings Kueue needs for the ClusterQueues
 	// of the input: their covered resource -> the class it moves to.
 	needs []KueueMapping
+	// mapped are the names the input's Kueue Configurations map each
+	// class to.
+	mapped map[string][]string
 }
 
 func newGovJudge(fs []inventory.GovFinding, opts GovOptions) *govJudge {
-	j := &govJudge{opts: opts, cache: map[string]rules.Decision{}}
+	j := &govJudge{opts: opts, cache: map[string]rules.Decision{}, mapped: map[string][]string{}}
+	for _, f := range fs {
+		if f.What != inventory.GovKueueConfig {
+			continue
+		}
+		for name, cs := range f.Mappings {
+			for _, c := range cs {
+				if !slices.Contains(j.mapped[c], name) {
+					j.mapped[c] = append(j.mapped[c], name)
+				}
+			}
+		}
+	}
+	for _, ns := range j.mapped {
+		sort.Strings(ns)
+	}
 	j.needs = j.kueueNeeds(fs)
 	return j
 }
@@ -277,6 +296,19 @@ func (j *govJudge) judge(f inventory.GovFinding, hasConfig bool) govVerdict {
 			v.reason = fmt.Sprintf("ClusterQueue covers %s (%s) and keeps counting: %s", f.Resource, q, why)
 			return v
 		}
+		if names := j.mapped[d.DeviceClass]; len(names) > 0 && !slices.Contains(names, f.Resource) {
+			if slices.Contains(f.Keys, names[0]) {
+				v.g.Done = true
+				v.reason = fmt.Sprintf("ClusterQueue covers %s (%s) for pods on the device plugin and %s, under which Kueue's deviceClassMappings count the migrated claims of class %s", f.Resource, q, names[0], d.DeviceClass)
+				return v
+			}
+			// Kueue's Configuration maps the class under another name:
+			// the claims count there, which the queue must cover too.
+			v.g.Breaks, v.g.Action, v.addKey = true, GovAddCovered, names[0]
+			v.reason = fmt.Sprintf("ClusterQueue covers %s (%s), but Kueue's deviceClassMappings count the migrated workloads' claims of class %s under %s, which it does not cover", f.Resource, q, d.DeviceClass, names[0])
+			v.fix = fmt.Sprintf("run `kubedra migrate`: it adds %s to the resource group with the quotas of %s", names[0], f.Resource)
+			return v
+		}
 		v.reason = fmt.Sprintf("ClusterQueue covers %s (%s): Kueue counts the migrated workloads' claims of class %s under %s only with a deviceClassMappings entry {name: %s, deviceClassNames: [%s]} in its Configuration", f.Resource, q, d.DeviceClass, f.Resource, f.Resource, d.DeviceClass)
 		if !hasConfig {
 			v.g.Action = GovWarn
@@ -394,6 +426,16 @@ type GovEdit struct {
 	// object or, with ConfigKey, in the ConfigMap's embedded configuration.
 	Mappings  []KueueMapping `yaml:"deviceClassMappings,omitempty" json:"deviceClassMappings,omitempty"`
 	ConfigKey string         `yaml:"configKey,omitempty" json:"configKey,omitempty"`
+	// Covered are resources a ClusterQueue's resource group gains.
+	Covered []CoveredEdit `yaml:"covered,omitempty" json:"covered,omitempty"`
+}
+
+// CoveredEdit adds Name to the coveredResources of the resource group at
+// Group, and to each of its flavors with the quotas of From.
+type CoveredEdit struct {
+	Group string `yaml:"group" json:"group"`
+	From  string `yaml:"from" json:"from"`
+	Name  string `yaml:"name" json:"name"`
 }
 
 // QuotaKey is one key a quota gains: Key: Value, after the key After.
@@ -462,6 +504,11 @@ func Governance(fs, all []inventory.GovFinding, opts GovOptions) ([]*GovEdit, in
 			}
 			diag(f, inventory.Warning, RuleGovKueue, "added resources.deviceClassMappings "+strings.Join(names, "; ")+": the ClusterQueues' quotas count the migrated claims under the same names",
 				"restart the Kueue controller after applying: it reads its Configuration at start")
+		case GovAddCovered:
+			e := get(f)
+			e.Covered = append(e.Covered, CoveredEdit{Group: f.Field, From: f.Resource, Name: v.addKey})
+			diag(f, inventory.Warning, RuleGovKueue, fmt.Sprintf("added %s to %s with the quotas of %s: Kueue counts the migrated claims of class %s under it", v.addKey, f.Field, f.Resource, v.class),
+				"until no workload of the queue uses the device plugin, the queue admits up to the quota on each name")
 		case GovWarn:
 			rule := RuleGovQuota
 			switch f.What {
