@@ -24,4 +24,9 @@
 // default nvidia.com/gpu into a migrated container, and a Container max too
 // (the API server defaults default to max); a Pod max rejects the migrated
 // pod. The LimitRanges as migrate writes them do none of that.
+//
+// TestDryRun: every object of the governance goldens
+// (rewrite/testdata/governance-*/expected.yaml) passes a server-side dry run
+// with Kueue's CRDs (testdata/crds/kueue, v0.19.2, see its NOTICE) and
+// Volcano's installed.
 package quota
