@@ -140,9 +140,11 @@ func (j *govJudge) keepsCounting(resource string, d rules.Decision) bool {
 
 // kueueNeeds are the mappings the input's ClusterQueues need: each
 // covered device resource whose workloads move to claims, named as the
-// ClusterQueue names it, so that the ClusterQueues stay as they are (a
-// mapping name is any qualified resource name: kueue apis/config/v1beta2
-// DeviceClassMapping.Name).
+// ClusterQueue names it, so that the ClusterQueues stay as they are: a
+// mapping name is any label key, so nvidia.com/gpu is one (kueue v0.19.2
+// pkg/config/validation.go validateDeviceClassMappings: IsLabelKey, names
+// unique, a class in one mapping only, at most 16 mappings of at most 8
+// classes).
 func (j *govJudge) kueueNeeds(fs []inventory.GovFinding) []KueueMapping {
 	var out []KueueMapping
 	seen := map[string]bool{}
