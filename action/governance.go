@@ -21,7 +21,8 @@ func withGovernance(items []plan.Item, govs []inventory.GovFinding, set *rules.S
 	if target == (rules.Version{}) {
 		target = rules.DefaultTarget
 	}
-	items = append(items, plan.GovernanceItems(govs, plan.GovOptions{Resolver: set, Strategy: plan.Claims, Target: target, Ignore: opts.Ignore})...)
+	gopts := plan.GovOptions{Resolver: set, Strategy: plan.Claims, Target: target, Ignore: opts.Ignore, Queued: plan.KueueQueued(items, false)}
+	items = append(items, plan.GovernanceItems(govs, gopts)...)
 	plan.SortItems(items)
 	return items
 }
@@ -35,7 +36,25 @@ func (m *migration) govOptions() plan.GovOptions {
 		strategy = plan.Claims
 	}
 	return plan.GovOptions{Resolver: m.resolver, Strategy: strategy, Target: m.target, AllowLossy: p.AllowLossy, Share: p.Share,
-		ConsumableShares: p.ConsumableShares, Ignore: p.Ignore}
+		ConsumableShares: p.ConsumableShares, Ignore: p.Ignore, Queued: m.queued}
+}
+
+// queuedClasses are the (resource, class) pairs of the Kueue-queued
+// workloads among findings, decided as migrate decides them.
+func (m *migration) queuedClasses(findings []inventory.Finding) []plan.KueueMapping {
+	var queued []inventory.Finding
+	for _, f := range findings {
+		if w := f.Workload; w != nil && (w.Labels[plan.KueueQueueLabel] != "" || w.Annotations[plan.KueueQueueLabel] != "") {
+			queued = append(queued, f)
+		}
+	}
+	if len(queued) == 0 {
+		return nil
+	}
+	p := m.opts.Plan
+	items, _ := plan.Items(queued, m.resolver, plan.ItemOptions{Rules: rules.Options{Target: m.target, AllowLossy: p.AllowLossy, Share: p.Share,
+		ConsumableShares: p.ConsumableShares}, Ignore: p.Ignore})
+	return plan.KueueQueued(items, p.AllowLossy)
 }
 
 // govern plans the governance edits of one batch and adds them to its

@@ -117,6 +117,15 @@ func TestGovernanceCheckAndMigrate(t *testing.T) {
 				{"Configuration/", "", false, true},
 				{"ClusterQueue/gpus", "nvidia.com/gpu", false, true},
 			}},
+		{"governance-kueue-mig", rules.Version{},
+			[]governed{
+				{"Configuration/", "", true, false},
+				{"ClusterQueue/gpus", "nvidia.com/gpu", false, false},
+			},
+			[]governed{
+				{"Configuration/", "", false, true},
+				{"ClusterQueue/gpus", "nvidia.com/gpu", false, false},
+			}},
 		{"governance-kueue-object", rules.Version{},
 			[]governed{
 				{"ClusterQueue/gpus", "nvidia.com/gpu", false, false},

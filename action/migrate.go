@@ -186,6 +186,7 @@ type migration struct {
 	// of the whole input, read before the stream (governance.go).
 	resolver plan.Resolver
 	govAll   []inventory.GovFinding
+	queued   []plan.KueueMapping // classes of Kueue-queued workloads
 }
 
 // prepared is the order-free work on one batch, done on the goroutine that
@@ -310,8 +311,11 @@ func (m *migration) prepass(ctx context.Context) error {
 		}
 		dra := detect.DRADocuments(f.Docs, m.dopts) // parameters are kept, the rest ignored
 		gov := kueueFindings(f.Docs)
+		queued := detect.Documents(f.Docs, m.dopts) // workloads with the queue label
+
 		mu.Lock()
 		m.govAll = append(m.govAll, gov...)
+		m.queued = append(m.queued, m.queuedClasses(queued)...)
 		m.place(f)
 		m.planner.ReserveIn(f.Path, refs...)
 		m.params.Add(dra)
@@ -742,6 +746,7 @@ func (m *migration) documents() {
 		}
 	}
 	removed := m.upgradeDocuments(docs, p.dra)
+	m.queued = m.queuedClasses(p.findings)
 	m.governDocuments(docs, p.gov)
 	for _, d := range docs {
 		if removed[d.Origin.Index] {

@@ -43,6 +43,37 @@ type GovOptions struct {
 	Share            bool
 	ConsumableShares bool
 	Ignore           *Ignores
+	// Queued are the (resource, class) pairs of the Kueue-managed workloads
+	// of the input (KueueQueued): a Kueue Configuration must map their
+	// classes too, whatever the ClusterQueues cover.
+	Queued []KueueMapping
+}
+
+// KueueQueued are the (resource, class) pairs of the items of workloads
+// queued by Kueue (label or annotation kueue.x-k8s.io/queue-name) that
+// migrate moves to claims: a class a rule picked from node labels (a MIG
+// profile) is not the one a ClusterQueue's resource alone resolves to.
+func KueueQueued(items []Item, allowLossy bool) []KueueMapping {
+	var out []KueueMapping
+	seen := map[string]bool{}
+	for _, it := range items {
+		wl := it.Finding.Workload
+		if wl == nil || it.Ignored != "" || it.Mapping.DeviceClass == "" || it.Mapping.Zero {
+			continue
+		}
+		if it.Status != rules.Mappable && !(it.Status == rules.Lossy && allowLossy) {
+			continue
+		}
+		if wl.Labels[KueueQueueLabel] == "" && wl.Annotations[KueueQueueLabel] == "" {
+			continue
+		}
+		k := it.Resource + "\x00" + it.Mapping.DeviceClass
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, KueueMapping{Name: it.Resource, Classes: []string{it.Mapping.DeviceClass}})
+		}
+	}
+	return out
 }
 
 // ClassDevicesKey is the ResourceQuota key that counts the devices claims
@@ -155,6 +186,34 @@ func (j *govJudge) kueueNeeds(fs []inventory.GovFinding) []KueueMapping {
 		seen[f.Resource] = true
 		if d, ok, _ := j.migrates(f.Resource); ok {
 			out = append(out, KueueMapping{Name: f.Resource, Classes: []string{d.DeviceClass}})
+		}
+	}
+	// The classes of queued workloads join the mapping of their resource;
+	// a class goes into one mapping only (Kueue refuses it in two).
+	if j.opts.Strategy != ExtendedResource {
+		have := map[string]bool{}
+		for _, m := range out {
+			for _, c := range m.Classes {
+				have[c] = true
+			}
+		}
+		queued := slices.Clone(j.opts.Queued) // in a stable order: the prepass is concurrent
+		slices.SortFunc(queued, func(a, b KueueMapping) int {
+			return strings.Compare(a.Name+"\x00"+strings.Join(a.Classes, ","), b.Name+"\x00"+strings.Join(b.Classes, ","))
+		})
+		for _, q := range queued {
+			for _, c := range q.Classes {
+				if have[c] {
+					continue
+				}
+				have[c] = true
+				i := slices.IndexFunc(out, func(m KueueMapping) bool { return m.Name == q.Name })
+				if i < 0 {
+					out = append(out, KueueMapping{Name: q.Name})
+					i = len(out) - 1
+				}
+				out[i].Classes = append(out[i].Classes, c)
+			}
 		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
