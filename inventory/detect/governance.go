@@ -30,9 +30,11 @@ const (
 const KueueConfigKey = "controller_manager_config.yaml"
 
 // governKinds are the words a document's text must hold to be one
-// governance detection reads (a byte filter like MayRequest).
-var governKinds = [][]byte{[]byte("ResourceQuota"), []byte("LimitRange"), []byte("kueue.x-k8s.io"),
-	[]byte("karpenter.sh"), []byte("scheduling.volcano.sh")}
+// governance detection reads (a byte filter like MayRequest): the kinds,
+// and the group of Kueue's Configuration (a ConfigMap embeds it). Volcano's
+// Queue is "Queue", which ClusterQueue holds too.
+var governKinds = [][]byte{[]byte("ResourceQuota"), []byte("LimitRange"), []byte("Queue"), []byte("ResourceFlavor"),
+	[]byte("config.kueue.x-k8s.io"), []byte("NodePool")}
 
 // MayGovern reports whether a document's text can be an object that
 // counts or governs devices.
