@@ -595,3 +595,19 @@ func Governance(fs, all []inventory.GovFinding, opts GovOptions) ([]*GovEdit, in
 	}
 	return edits, diags
 }
+
+// FieldPath is the item's field path: for a governance item the key in
+// the map that holds it (spec.hard.requests\.nvidia\.com/gpu), for the
+// others the request's (inventory.Finding.FieldPath).
+func (it Item) FieldPath() string {
+	if g := it.Mapping.Govern; g != nil {
+		if g.Key == "" || it.PodTemplatePath == "" || g.What == string(inventory.GovResourceFlavor) || g.What == string(inventory.GovKueueConfig) {
+			return it.PodTemplatePath
+		}
+		if strings.HasPrefix(it.PodTemplatePath, "spec.resourceGroups[") {
+			return it.PodTemplatePath + ".coveredResources"
+		}
+		return it.PodTemplatePath + "." + strings.ReplaceAll(g.Key, ".", `\.`)
+	}
+	return it.Finding.FieldPath()
+}
