@@ -281,6 +281,14 @@ func (j *govJudge) judge(f inventory.GovFinding, hasConfig bool) govVerdict {
 			}
 			v.g.Done = true
 			v.reason = fmt.Sprintf("quota %s: %s counts %s (DRA)", f.Key, q, what)
+			if strings.HasPrefix(f.Key, "requests.deviceclass.resource.kubernetes.io/") && j.opts.Target.Less(ExtendedResourceGA) {
+				// The claim evaluator matches the implicit name only with
+				// DRAExtendedResource on (resource_claims.go MatchingResources).
+				v.g.Done, v.g.Breaks, v.g.Action = false, true, GovWarn
+				v.reason = fmt.Sprintf("quota %s: %s counts nothing at target %s: the implicit extended-resource name counts claims only with DRAExtendedResource on (1.36+)", f.Key, q, j.opts.Target)
+				v.fix = "count the class's devices as " + ClassDevicesKey(f.Class)
+				return v
+			}
 			if f.Scoped {
 				v.g.Done, v.g.Breaks, v.g.Action = false, true, GovWarn
 				v.reason += ", but a quota with scopes or a scopeSelector never matches ResourceClaims (the claim evaluator has no scopes), so it counts nothing"

@@ -42,6 +42,8 @@ func TestGovernanceVerdicts(t *testing.T) {
 		{"unmapped stays", quota("requests.example.org/fpga", "example.org/fpga"), plan.Claims, v136, false, false, "", ""},
 		{"limits. counts nothing", quota("limits.nvidia.com/gpu", "nvidia.com/gpu"), plan.Claims, v135, false, false, "", ""},
 		{"DRA key", inventory.GovFinding{What: inventory.GovQuota, Key: "gpu.nvidia.com.deviceclass.resource.k8s.io/devices", Class: "gpu.nvidia.com"}, plan.Claims, v135, false, false, "", ""},
+		{"implicit name before the gate", inventory.GovFinding{What: inventory.GovQuota, Key: "requests.deviceclass.resource.kubernetes.io/gpu.nvidia.com", Class: "gpu.nvidia.com"}, plan.Claims, v135, false, true, plan.GovWarn, ""},
+		{"implicit name with the gate", inventory.GovFinding{What: inventory.GovQuota, Key: "requests.deviceclass.resource.kubernetes.io/gpu.nvidia.com", Class: "gpu.nvidia.com"}, plan.Claims, v136, false, false, "", ""},
 		{"scoped DRA key counts nothing", inventory.GovFinding{What: inventory.GovQuota, Key: "count/resourceclaims.resource.k8s.io", Scoped: true}, plan.Claims, v135, false, true, plan.GovWarn, ""},
 		{"LimitRange default", inventory.GovFinding{What: inventory.GovLimitRange, Field: "spec.limits[0].default", Key: "nvidia.com/gpu", Resource: "nvidia.com/gpu", LimitType: "Container"},
 			plan.Claims, v136, false, true, plan.GovRemove, `spec.limits[0].default.nvidia\.com/gpu`},
