@@ -126,6 +126,19 @@ func TestGovernanceCheckAndMigrate(t *testing.T) {
 				{"Configuration/", "", false, true},
 				{"ClusterQueue/gpus", "nvidia.com/gpu", false, false},
 			}},
+		{"governance-karpenter-volcano", rules.Version{},
+			[]governed{
+				{"NodePool/gpu", "nvidia.com/gpu", false, false},
+				{"Queue/research", "nvidia.com/gpu", true, false},
+				{"Queue/research", "nvidia.com/gpu", true, false},
+				{"Queue/research", "nvidia.com/gpu", true, false},
+			},
+			[]governed{
+				{"NodePool/gpu", "nvidia.com/gpu", false, false},
+				{"Queue/research", "nvidia.com/gpu", false, true},
+				{"Queue/research", "nvidia.com/gpu", false, true},
+				{"Queue/research", "nvidia.com/gpu", false, true},
+			}},
 		{"governance-kueue-object", rules.Version{},
 			[]governed{
 				{"ClusterQueue/gpus", "nvidia.com/gpu", false, false},

@@ -22,14 +22,12 @@ func Govern(root *yaml.RNode, e *plan.GovEdit) error {
 	if k := root.GetKind(); k != e.Kind || root.GetName() != e.Name {
 		return fmt.Errorf("document is %s/%s, the edit is for %s/%s", k, root.GetName(), e.Kind, e.Name)
 	}
-	if len(e.AddKeys) > 0 {
-		hard := field(field(root, "spec"), "hard")
-		if hard == nil || hard.YNode().Kind != yaml.MappingNode {
-			return fmt.Errorf("spec.hard not found")
+	for _, k := range e.AddKeys {
+		m, err := lookup(root, k.Map)
+		if err != nil || m == nil || m.YNode().Kind != yaml.MappingNode {
+			return fmt.Errorf("%s not found", k.Map)
 		}
-		for _, k := range e.AddKeys {
-			addKeyAfter(hard.YNode(), k)
-		}
+		addKeyAfter(m.YNode(), k)
 	}
 	for _, r := range e.Remove {
 		if err := removeKey(root, r); err != nil {

@@ -25,6 +25,13 @@ const (
 	ImplicitClassPrefix = "requests." + DRABackedPrefix
 )
 
+// VolcanoDRAKey reports whether a resource name is one of Volcano's DRA
+// queue keys, deviceclass/<class> or <dim>.deviceclass/<class> (volcano
+// v1.15 pkg/scheduler/plugins/capacity), not an extended resource.
+func VolcanoDRAKey(name string) bool {
+	return strings.HasPrefix(name, "deviceclass/") || strings.Contains(name, ".deviceclass/")
+}
+
 // KueueConfigKey is the ConfigMap data key that holds Kueue's
 // Configuration in its manifests and Helm chart (kueue-manager-config).
 const KueueConfigKey = "controller_manager_config.yaml"
@@ -90,13 +97,15 @@ func Governance(doc *inventory.Document) []inventory.GovFinding {
 	var out []inventory.GovFinding
 	// resources reports each extended resource of a resource list.
 	resources := func(what inventory.GovWhat, m *yaml.Node, field string) {
+		var keys []string
+		eachPair(m, func(k, _ *yaml.Node) { keys = append(keys, k.Value) })
 		eachPair(m, func(k, v *yaml.Node) {
-			if !IsExtendedResource(k.Value) || strings.HasPrefix(k.Value, DRABackedPrefix) {
+			if !IsExtendedResource(k.Value) || strings.HasPrefix(k.Value, DRABackedPrefix) || VolcanoDRAKey(k.Value) {
 				return
 			}
 			f := base
 			f.LimitType = base.LimitType
-			f.What, f.Field, f.Key, f.Resource, f.Quantity = what, field, k.Value, k.Value, quantity(v)
+			f.What, f.Field, f.Key, f.Resource, f.Quantity, f.Keys = what, field, k.Value, k.Value, quantity(v), keys
 			out = append(out, at(f, k))
 		})
 	}

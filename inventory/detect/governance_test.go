@@ -180,7 +180,7 @@ apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
 metadata: {name: q}
 spec:
-  capability: {nvidia.com/gpu: 8}
+  capability: {nvidia.com/gpu: 8, deviceclass/gpu.nvidia.com: 8, cores.deviceclass/hami.io: 100}
   guarantee:
     resource: {nvidia.com/gpu: 2}
 `, []string{

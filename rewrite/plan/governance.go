@@ -76,6 +76,10 @@ func KueueQueued(items []Item, allowLossy bool) []KueueMapping {
 	return out
 }
 
+// VolcanoClassKey is the Volcano Queue resource that counts the devices
+// of class (volcano v1.15+ capacity plugin, DeviceClassCountPrefix).
+func VolcanoClassKey(class string) string { return "deviceclass/" + class }
+
 // ClassDevicesKey is the ResourceQuota key that counts the devices claims
 // request from class (k8s.io/kubernetes v1.37.2
 // pkg/quota/v1/evaluator/core/resource_claims.go V1ResourceByDeviceClass).
@@ -416,14 +420,33 @@ func (j *govJudge) judge(f inventory.GovFinding, hasConfig bool) govVerdict {
 		}
 		return v
 	case inventory.GovVolcanoQueue:
-		d, ok, _ := j.migrates(f.Resource)
+		// Volcano's capacity plugin (v1.15+, with
+		// capacity.DynamicResourceAllocationEnable) counts claims' devices
+		// under deviceclass/<class> in a Queue's resource lists
+		// (volcano pkg/scheduler/plugins/capacity DeviceClassCountPrefix,
+		// docs/design/capacity-dra-support.md).
+		d, ok, why := j.migrates(f.Resource)
 		v.class = d.DeviceClass
-		v.reason = fmt.Sprintf("Volcano Queue %s %s: %s counts the pods' resource requests", lastSegment(f.Field), f.Resource, q)
-		if ok {
-			v.g.Action = GovWarn
-			v.reason += fmt.Sprintf("; migrated pods request claims of class %s instead, which the queue's %s does not see", d.DeviceClass, f.Resource)
-			v.fix = "kubedra cannot rewrite Volcano queues: check your Volcano release's DRA support, or keep these workloads on --strategy extended-resource"
+		field := lastSegment(f.Field)
+		if !ok {
+			v.reason = fmt.Sprintf("Volcano Queue %s %s: %s keeps counting: %s", field, f.Resource, q, why)
+			return v
 		}
+		key := VolcanoClassKey(d.DeviceClass)
+		if slices.Contains(f.Keys, key) {
+			v.g.Done = true
+			v.reason = fmt.Sprintf("Volcano Queue %s %s: %s is for pods on the device plugin; %s counts the claims of class %s (capacity plugin)", field, f.Resource, q, key, d.DeviceClass)
+			return v
+		}
+		if d.Count != 1 {
+			v.g.Breaks, v.g.Action = true, GovWarn
+			v.reason = fmt.Sprintf("Volcano Queue %s %s: %s stops counting the migrated pods, and one %s is not one device of class %s", field, f.Resource, q, f.Resource, d.DeviceClass)
+			v.fix = "add " + key + " with the number of devices the queue should allow"
+			return v
+		}
+		v.g.Breaks, v.g.Action, v.addKey = true, GovAddKey, key
+		v.reason = fmt.Sprintf("Volcano Queue %s %s: %s counts the pods' resource requests; the migrated pods request claims of class %s, which Volcano counts only as %s", field, f.Resource, q, d.DeviceClass, key)
+		v.fix = fmt.Sprintf("run `kubedra migrate`: it adds %s: %s; Volcano counts it with the capacity plugin and capacity.DynamicResourceAllocationEnable (v1.15+)", key, q)
 		return v
 	}
 	return v
@@ -485,8 +508,8 @@ type GovEdit struct {
 	Kind      string `yaml:"kind" json:"kind"`
 	Name      string `yaml:"name" json:"name"`
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
-	// AddKeys are spec.hard keys a ResourceQuota gains, each right after
-	// the key it stands for.
+	// AddKeys are keys a ResourceQuota's spec.hard (or a Volcano Queue's
+	// resource list) gains, each right after the key it stands for.
 	AddKeys []QuotaKey `yaml:"addKeys,omitempty" json:"addKeys,omitempty"`
 	// Remove are keys to remove from the maps at their fields (a
 	// LimitRange's default, max, ...); a map left empty goes too.
@@ -507,8 +530,11 @@ type CoveredEdit struct {
 	Name  string `yaml:"name" json:"name"`
 }
 
-// QuotaKey is one key a quota gains: Key: Value, after the key After.
+// QuotaKey is one key a resource list gains (a quota's spec.hard, a
+// Volcano Queue's capability): Key: Value in the map at Map, after the key
+// After.
 type QuotaKey struct {
+	Map   string `yaml:"map" json:"map"`
 	After string `yaml:"after" json:"after"`
 	Key   string `yaml:"key" json:"key"`
 	Value string `yaml:"value" json:"value"`
@@ -556,7 +582,12 @@ func Governance(fs, all []inventory.GovFinding, opts GovOptions) ([]*GovEdit, in
 		switch v.g.Action {
 		case GovAddKey:
 			e := get(f)
-			e.AddKeys = append(e.AddKeys, QuotaKey{After: f.Key, Key: v.addKey, Value: f.Quantity})
+			e.AddKeys = append(e.AddKeys, QuotaKey{Map: f.Field, After: f.Key, Key: v.addKey, Value: f.Quantity})
+			if f.What == inventory.GovVolcanoQueue {
+				diag(f, inventory.Warning, RuleGovVolcano, fmt.Sprintf("added %s: %s beside %s in %s: Volcano counts the migrated pods' claims of class %s there", v.addKey, f.Quantity, f.Key, f.Field, v.class),
+					"enable the capacity plugin with capacity.DynamicResourceAllocationEnable: true (Volcano v1.15+); the proportion plugin does not count DRA")
+				continue
+			}
 			diag(f, inventory.Info, RuleGovQuota, fmt.Sprintf("added %s: %s beside %s: the migrated workloads' claims of class %s count there", v.addKey, f.Quantity, f.Key, v.class),
 				"remove "+f.Key+" once no pod in the namespace uses the device plugin; until then a namespace may use up to the quota on each path")
 		case GovRemove:
