@@ -18,6 +18,9 @@ const (
 	// and on everything written for an earlier DRA (dra-upgrade); DRA-backed
 	// names (KEP-5004) never fail. Every gate fails on what the target does
 	// not serve at all (classic DRA, removed versions, removed gates).
+	// Governance items (quotas, LimitRanges, queues) fail it only when the
+	// object would stop counting or limiting the devices after migration
+	// (rules.Govern.Breaks); no narrower gate fails on them.
 	FailOnAny Gate = "any"
 	// FailOnLossy fails on requests that cannot move without loss: lossy
 	// or unmapped.
@@ -56,6 +59,12 @@ func (g Gate) Fails(it plan.Item) bool {
 	if u := it.Mapping.Upgrade; u != nil && u.Serving == rules.NotServed {
 		// The target refuses it as written: worse than any mapping loss.
 		return true
+	}
+	if gv := it.Mapping.Govern; gv != nil {
+		// An object that would stop counting or limiting the devices
+		// after migration fails the default gate; one that keeps
+		// counting, or has its DRA form already, never fails.
+		return g == FailOnAny && gv.Breaks
 	}
 	switch g {
 	case FailOnUnmapped:

@@ -16,6 +16,11 @@ func TestFails(t *testing.T) {
 	item := func(s rules.Status, ignored string, invalid bool) plan.Item {
 		return plan.Item{Status: s, Ignored: ignored, Finding: inventory.Finding{IgnoreInvalid: invalid}}
 	}
+	govern := func(breaks bool) plan.Item {
+		it := item(rules.Governance, "", false)
+		it.Mapping.Govern = &rules.Govern{What: "quota", Breaks: breaks}
+		return it
+	}
 	tests := []struct {
 		name string
 		it   plan.Item
@@ -27,6 +32,8 @@ func TestFails(t *testing.T) {
 		{"dra-backed", item(rules.DRABacked, "", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
 		{"ignored", item(rules.Unmapped, "why", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
 		{"ignore without reason", item(rules.DRABacked, "", true), map[string]bool{"any": true, "lossy": true, "unmapped": true}},
+		{"governance that stops counting", govern(true), map[string]bool{"any": true, "lossy": false, "unmapped": false}},
+		{"governance that keeps counting", govern(false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
 	}
 	for _, tt := range tests {
 		got := map[string]bool{}

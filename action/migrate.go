@@ -58,6 +58,10 @@ type MigrateResult struct {
 	// Upgraded counts documents written for an earlier DRA that were
 	// rewritten to resource.k8s.io/v1 (or removed: classic parameters).
 	Upgraded int
+	// Governed counts objects that count or govern devices that were
+	// edited (quota keys added, LimitRange entries removed, Kueue
+	// deviceClassMappings added).
+	Governed int
 	// Migrated counts workloads rewritten, Added the objects made
 	// (ResourceClaimTemplates, shared ResourceClaims, DeviceClasses),
 	// Changed the files changed or created, Failed the inputs that could
@@ -117,7 +121,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	if err != nil {
 		return nil, err
 	}
-	m := &migration{places: places, in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
+	m := &migration{places: places, in: in, opts: opts, planner: planner, resolver: resolver, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
 		target: popts.Target, params: plan.Parameters{},
 		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kz.failed(kdiags)}, prepared: map[*files.File]*prepared{}, kz: kz,
 		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
@@ -185,6 +189,11 @@ type migration struct {
 	params plan.Parameters
 	// kz are the kustomize build units of the input (kustomize.go).
 	kz *kustomizeState
+	// resolver decides the workloads; govAll are the governance findings
+	// of the whole input, read before the stream (governance.go).
+	resolver plan.Resolver
+	govAll   []inventory.GovFinding
+	queued   []plan.KueueMapping // classes of Kueue-queued workloads
 }
 
 // prepared is the order-free work on one batch, done on the goroutine that
@@ -195,6 +204,7 @@ type prepared struct {
 	existing []inventory.ObjectRef
 	classes  []*inventory.Document  // DeviceClasses already in the stream
 	dra      []inventory.DRAFinding // DRA written for earlier releases
+	gov      []inventory.GovFinding // objects that count or govern devices
 	err      error                  // detection hit a bug
 }
 
@@ -225,6 +235,7 @@ func (m *migration) detect(f *files.File, p *prepared) {
 		}
 		p.findings = append(p.findings, detect.Document(d, m.dopts)...)
 		p.dra = append(p.dra, detect.DRA(d, m.dopts)...)
+		p.gov = append(p.gov, detect.Governance(d)...)
 	}
 }
 
@@ -296,7 +307,7 @@ func (m *migration) prepass(ctx context.Context) error {
 	}
 	var mu sync.Mutex
 	claim := []byte("ResourceClaim")
-	filter := func(doc []byte) bool { return bytes.Contains(doc, claim) || mayBeParameters(doc) }
+	filter := func(doc []byte) bool { return bytes.Contains(doc, claim) || mayBeParameters(doc) || mayBeKueue(doc) }
 	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: filter}
 	return files.Read(ctx, paths, nil, opts, func(f *files.File) error {
 		var refs []inventory.ObjectRef
@@ -306,7 +317,12 @@ func (m *migration) prepass(ctx context.Context) error {
 			}
 		}
 		dra := detect.DRADocuments(f.Docs, m.dopts) // parameters are kept, the rest ignored
+		gov := kueueFindings(f.Docs)
+		queued := detect.Documents(f.Docs, m.dopts) // workloads with the queue label
+
 		mu.Lock()
+		m.govAll = append(m.govAll, gov...)
+		m.queued = append(m.queued, m.queuedClasses(queued)...)
 		m.place(f)
 		m.planner.ReserveIn(f.Path, refs...)
 		m.params.Add(dra)
@@ -337,6 +353,7 @@ type fileState struct {
 	claims        []*yaml.RNode
 	migrated      int
 	upgraded      int
+	governed      int
 	added         int
 	lastNew       []byte // Stream: the New text of the last batch (the stream's end)
 	classes       []*inventory.Document
@@ -413,6 +430,7 @@ func (m *migration) file(f *files.File) error {
 			m.kz.record(st, p.findings)
 		}
 		fp = m.upgrade(st, f.Path, p.dra, fp)
+		fp = m.govern(st, f.Path, p.gov, fp)
 	}
 	if f.Last {
 		m.cur = nil
@@ -576,6 +594,7 @@ func (m *migration) end(st *fileState) {
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
 	res.Upgraded += st.upgraded
+	res.Governed += st.governed
 	res.Added += st.added
 	if res.Plan != nil {
 		res.Plan.Files = append(res.Plan.Files, st.plans...)
@@ -758,6 +777,8 @@ func (m *migration) documents() {
 		}
 	}
 	removed := m.upgradeDocuments(docs, p.dra)
+	m.queued = m.queuedClasses(p.findings)
+	m.governDocuments(docs, p.gov)
 	for _, d := range docs {
 		if removed[d.Origin.Index] {
 			continue

@@ -52,6 +52,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	if in.Documents != nil {
 		items, bugs := plan.Items(detect.Documents(in.Documents, dopts), set, iopts)
 		items = withUpgrades(items, detect.DRADocuments(in.Documents, dopts), opts)
+		items = withGovernance(items, detect.GovernanceDocuments(in.Documents), set, opts)
 		return &ScanResult{Report: plan.NewReport(items, bugs, 0, len(in.Documents)), Diagnostics: bugs, Failed: len(bugs)}, nil
 	}
 
@@ -59,6 +60,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		mu        sync.Mutex
 		findings  []inventory.Finding
 		dras      []inventory.DRAFinding
+		govs      []inventory.GovFinding
 		diags     inventory.Diagnostics
 		nFiles    int
 		documents int
@@ -66,24 +68,27 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	)
 	fopts := files.Options{Dir: in.Dir, Batch: 256}
 	if !opts.Strict {
-		fopts.Filter = func(doc []byte) bool { return detect.MayRequest(doc) || detect.MayDRA(doc) }
+		fopts.Filter = func(doc []byte) bool { return detect.MayRequest(doc) || detect.MayDRA(doc) || detect.MayGovern(doc) }
 	}
 	err := files.Read(ctx, in.Paths, in.Stdin, fopts, func(f *files.File) error {
 		var fs []inventory.Finding
 		var ds []inventory.DRAFinding
+		var gs []inventory.GovFinding
 		bug := guard(func() {
 			fs = detect.Documents(f.Docs, dopts)
 			ds = detect.DRADocuments(f.Docs, dopts)
+			gs = detect.GovernanceDocuments(f.Docs)
 		})
 		mu.Lock()
 		defer mu.Unlock()
 		if bug != nil {
-			fs, ds = nil, nil
+			fs, ds, gs = nil, nil, nil
 			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: plan.RuleInternal, File: f.Path, Message: bug.Error()})
 			failed++
 		}
 		findings = append(findings, fs...)
 		dras = append(dras, ds...)
+		govs = append(govs, gs...)
 		diags = append(diags, f.Diagnostics...)
 		documents += f.Documents
 		failed += f.ParseErrors
@@ -94,7 +99,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 			nFiles++
 		}
 		if opts.OnFile != nil {
-			opts.OnFile(len(fs) + len(ds))
+			opts.OnFile(len(fs) + len(ds) + len(gs))
 		}
 		return nil
 	})
@@ -103,6 +108,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	}
 	items, bugs := plan.Items(findings, set, iopts)
 	items = withUpgrades(items, dras, opts)
+	items = withGovernance(items, govs, set, opts)
 	diags = append(diags, bugs...)
 	failed += len(bugs)
 	slices.SortStableFunc(diags, func(a, b inventory.Diagnostic) int {

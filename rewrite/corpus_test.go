@@ -108,6 +108,9 @@ func TestCorpus(t *testing.T) {
 		for _, dp := range fp.Docs {
 			touched[dp.Line] = true
 		}
+		for _, g := range fp.Governance {
+			touched[g.Line] = true // a quota, LimitRange or Kueue configuration
+		}
 		for _, seg := range docsOf(before) {
 			if seg.hasLine(touched) {
 				continue

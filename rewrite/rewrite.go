@@ -57,7 +57,7 @@ type Failure struct {
 // nothing changed: the result is the input as one piece.
 func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan) (Result, error) {
 	unchanged := Result{Pieces: []Piece{{Old: data, New: data}}}
-	if fp == nil || len(fp.Docs) == 0 && len(fp.Upgrades) == 0 {
+	if fp == nil || len(fp.Docs) == 0 && len(fp.Upgrades) == 0 && len(fp.Governance) == 0 {
 		return unchanged, nil
 	}
 	roots, failures, err := apply(docs, fp.Docs, fp.ClaimsFile == "")
@@ -65,6 +65,9 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 		return unchanged, err
 	}
 	if roots, err = upgrades(docs, roots, fp.Upgrades); err != nil {
+		return unchanged, err
+	}
+	if roots, err = governs(docs, roots, fp.Governance); err != nil {
 		return unchanged, err
 	}
 	res := Result{Failures: failures}

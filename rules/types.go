@@ -27,7 +27,32 @@ const (
 	// resource.k8s.io/v1 (Decision.Upgrade says from what, to what, and
 	// the version that stops serving it).
 	DRAUpgrade Status = "dra-upgrade"
+	// Governance: an object that counts, limits or queues devices (a
+	// ResourceQuota, LimitRange, Kueue queue or configuration, Karpenter
+	// NodePool, Volcano Queue). Decision.Govern says what it counts and
+	// what migration does to it.
+	Governance Status = "governance"
 )
+
+// Govern is what a governance finding counts and what happens to it when
+// the workloads move to DRA.
+type Govern struct {
+	// What is the kind of finding (inventory.GovWhat: quota, limit-range,
+	// cluster-queue, resource-flavor, kueue-config, node-pool,
+	// volcano-queue).
+	What string `json:"what"`
+	// Key is the key or resource the finding is about, as written.
+	Key string `json:"key,omitempty"`
+	// Breaks is true when, after the migration, the object stops doing what
+	// it does (a quota that no longer counts the devices, a LimitRange that
+	// puts the device-plugin request back): check fails on it.
+	Breaks bool `json:"breaks"`
+	// Action is what migrate does: "" (nothing), "add-key", "remove",
+	// "add-mapping" or "warn" (it cannot act).
+	Action string `json:"action,omitempty"`
+	// Done is true when the object already has what DRA needs.
+	Done bool `json:"done,omitempty"`
+}
 
 // PodRequest is one container's request for one extended resource.
 type PodRequest struct {
@@ -120,6 +145,9 @@ type Decision struct {
 	// Upgrade is set for findings about objects written for an earlier DRA
 	// (status dra-upgrade, or unmapped when migrate cannot convert them).
 	Upgrade *Upgrade `json:"upgrade,omitempty"`
+	// Govern is set for findings about objects that count or govern
+	// devices (status governance).
+	Govern *Govern `json:"govern,omitempty"`
 }
 
 // ClaimRef is one device request of one of the pod's claims.

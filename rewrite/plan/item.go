@@ -143,8 +143,13 @@ type Summary struct {
 	DRABacked int `json:"draBacked"`
 	// DRAUpgrade counts objects written for an earlier DRA (dra-upgrade).
 	DRAUpgrade int `json:"draUpgrade"`
-	Ignored    int `json:"ignored"`
-	Skipped    int `json:"skipped"`
+	// Governance counts objects that count or govern devices (quotas,
+	// LimitRanges, queues); GovernanceBreaks those of them that stop
+	// doing so after migration unless migrate or the user acts.
+	Governance       int `json:"governance"`
+	GovernanceBreaks int `json:"governanceBreaks"`
+	Ignored          int `json:"ignored"`
+	Skipped          int `json:"skipped"`
 }
 
 // Count fills the per-status counters of s from items.
@@ -166,6 +171,11 @@ func (s *Summary) Count(items []Item) {
 			s.DRABacked++
 		case rules.DRAUpgrade:
 			s.DRAUpgrade++
+		case rules.Governance:
+			s.Governance++
+			if g := it.Mapping.Govern; g != nil && g.Breaks {
+				s.GovernanceBreaks++
+			}
 		}
 	}
 }
@@ -213,6 +223,9 @@ func (it Item) RuleID() string {
 	if it.Mapping.Upgrade != nil {
 		return string(it.Status) + "/" + it.Mapping.Upgrade.Rule
 	}
+	if g := it.Mapping.Govern; g != nil {
+		return string(it.Status) + "/" + g.What
+	}
 	return string(it.Status) + "/" + Vendor(it.Resource)
 }
 
@@ -239,6 +252,9 @@ func (it Item) Workload() string {
 func (it Item) Message() string {
 	if it.Mapping.Upgrade != nil {
 		return it.upgradeMessage()
+	}
+	if it.Mapping.Govern != nil {
+		return it.governMessage()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: container %s requests %s", it.Workload(), it.Container, it.Resource)

@@ -61,6 +61,9 @@ type FilePlan struct {
 	// Upgrades rewrite documents written for an earlier DRA to
 	// resource.k8s.io/v1 (see Upgrades).
 	Upgrades []*Upgrade `yaml:"upgrades,omitempty" json:"upgrades,omitempty"`
+	// Governance edits objects that count or govern devices: quota keys,
+	// LimitRange defaults, Kueue deviceClassMappings (see Governance).
+	Governance []*GovEdit `yaml:"governance,omitempty" json:"governance,omitempty"`
 }
 
 // DocPlan is the edits to one document (or one item of a `kind: List`).

@@ -48,8 +48,8 @@ func GitHub(w io.Writer, c Check) error {
 	}
 	// A notice without a file is shown in the run summary.
 	writeCommand(&b, "notice", "", 0, 0, "kubedra check "+verdict,
-		fmt.Sprintf("%d failing (--fail-on %s), %d findings: %d mappable, %d lossy, %d unmapped, %d dra-backed, %d dra-upgrade, %d ignored; %d files, %d unread inputs",
-			c.Failures(), c.FailOn, s.Findings, s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.DRAUpgrade, s.Ignored, s.Files, s.Skipped))
+		fmt.Sprintf("%d failing (--fail-on %s), %d findings: %d mappable, %d lossy, %d unmapped, %d dra-backed, %d dra-upgrade, %d governance, %d ignored; %d files, %d unread inputs",
+			c.Failures(), c.FailOn, s.Findings, s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.DRAUpgrade, s.Governance, s.Ignored, s.Files, s.Skipped))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -28,9 +28,9 @@ func Markdown(w io.Writer, c Check) error {
 	} else {
 		fmt.Fprintf(&b, "**Failed** (`--fail-on %s`): %d %s %s the gate.\n\n", c.FailOn, fails, Plural(fails, "finding", "findings"), Plural(fails, "fails", "fail"))
 	}
-	fmt.Fprintf(&b, "| files | documents | findings | mappable | lossy | unmapped | dra-backed | dra-upgrade | ignored | unread inputs |\n")
-	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", s.Files, s.Documents, s.Findings, s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.DRAUpgrade, s.Ignored, s.Skipped)
+	fmt.Fprintf(&b, "| files | documents | findings | mappable | lossy | unmapped | dra-backed | dra-upgrade | governance | ignored | unread inputs |\n")
+	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", s.Files, s.Documents, s.Findings, s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.DRAUpgrade, s.Governance, s.Ignored, s.Skipped)
 
 	var failing, passing, ignored []int
 	for i, it := range c.Report.Findings {

@@ -27,6 +27,9 @@ func MigrateSummary(w io.Writer, r *action.MigrateResult) {
 	if r.Upgraded > 0 {
 		fmt.Fprintf(w, ", %d earlier-DRA %s upgraded", r.Upgraded, Plural(r.Upgraded, "document", "documents"))
 	}
+	if r.Governed > 0 {
+		fmt.Fprintf(w, ", %d %s edited (quota, LimitRange, Kueue)", r.Governed, Plural(r.Governed, "governance object", "governance objects"))
+	}
 	if r.Failed > 0 {
 		fmt.Fprintf(w, ", %d %s failed", r.Failed, Plural(r.Failed, "file", "files"))
 	}

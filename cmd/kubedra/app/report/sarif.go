@@ -139,6 +139,9 @@ func SARIF(w io.Writer, c Check) error {
 		if u := it.Mapping.Upgrade; u != nil {
 			vendor = u.Rule
 		}
+		if g := it.Mapping.Govern; g != nil {
+			vendor = g.What
+		}
 		idx := addRule(statusRule(id, it.Status, vendor))
 		level := "note"
 		switch {
@@ -158,6 +161,9 @@ func SARIF(w io.Writer, c Check) error {
 		}
 		if u := it.Mapping.Upgrade; u != nil {
 			r.Properties["upgrade"] = u
+		}
+		if g := it.Mapping.Govern; g != nil {
+			r.Properties["governance"] = g
 		}
 		if it.Ignored != "" {
 			r.Suppressions = []sarifSuppression{{Kind: "inSource", Status: "accepted", Justification: it.Ignored}}
@@ -196,13 +202,14 @@ func statusRule(id string, s rules.Status, vendor string) sarifRule {
 		rules.Unmapped:   "Device-plugin request that no rule maps to DRA",
 		rules.DRABacked:  "Extended resource already served by DRA",
 		rules.DRAUpgrade: "Manifest written for an earlier DRA that the target stops serving",
+		rules.Governance: "Object that counts or governs devices (quota, LimitRange, queue)",
 	}[s]
 	if short == "" {
 		short = "Device request found by kubedra"
 	}
 	help := statusHelp(s)
 	level := "warning"
-	if s == rules.DRABacked {
+	if s == rules.DRABacked || s == rules.Governance {
 		level = "note"
 	}
 	name := strings.NewReplacer("-", " ", ".", " ").Replace(string(s) + " " + vendor)

@@ -67,6 +67,7 @@ var (
 		string(rules.Unmapped):   lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true),
 		string(rules.DRABacked):  lipgloss.NewStyle().Foreground(lipgloss.Blue),
 		string(rules.DRAUpgrade): lipgloss.NewStyle().Foreground(lipgloss.Magenta).Bold(true),
+		string(rules.Governance): lipgloss.NewStyle().Foreground(lipgloss.Cyan),
 		"ignored":                lipgloss.NewStyle().Faint(true),
 	}
 )
@@ -137,6 +138,8 @@ func Mapping(it plan.Item) string {
 	switch {
 	case m.Upgrade != nil:
 		s = upgradeCell(m.Upgrade)
+	case m.Govern != nil:
+		s = governCell(m)
 	case m.DeviceClass != "":
 		s = m.DeviceClass
 		if m.Count > 0 {
@@ -286,13 +289,14 @@ func summary(s plan.Summary) string {
 	for _, p := range []struct {
 		n    int
 		name string
-	}{{s.Mappable, "mappable"}, {s.Lossy, "lossy"}, {s.Unmapped, "unmapped"}, {s.DRABacked, "dra-backed"}, {s.DRAUpgrade, "dra-upgrade"}, {s.Ignored, "ignored"}} {
+	}{{s.Mappable, "mappable"}, {s.Lossy, "lossy"}, {s.Unmapped, "unmapped"}, {s.DRABacked, "dra-backed"}, {s.DRAUpgrade, "dra-upgrade"},
+		{s.Governance, "governance"}, {s.Ignored, "ignored"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 		}
 	}
 	noun := "request"
-	if s.DRAUpgrade > 0 {
+	if s.DRAUpgrade > 0 || s.Governance > 0 {
 		noun = "finding" // not all are device-plugin requests
 	}
 	line := fmt.Sprintf("%d %s%s (%s) in %s", s.Findings, noun, Plural(s.Findings, "", "s"), strings.Join(parts, ", "), where)
@@ -318,4 +322,27 @@ func upgradeCell(u *rules.Upgrade) string {
 		s += " (deprecated in " + u.DeprecatedIn + ")"
 	}
 	return s
+}
+
+// governCell is the DRA column of a governance finding: what migration
+// does to the object.
+func governCell(m rules.Decision) string {
+	g := m.Govern
+	switch {
+	case g.Done:
+		return "done"
+	case g.Action == "add-key" && m.DeviceClass != "":
+		return "stops counting: migrate adds " + m.DeviceClass + ".deviceclass.resource.k8s.io/devices"
+	case g.Action == "remove":
+		return "migrate removes it (LimitRanger would put it back)"
+	case g.Action == "add-mapping":
+		return "migrate adds deviceClassMappings"
+	case g.Breaks:
+		return "stops counting: " + firstNonEmpty(m.Fix, "see the reason")
+	case g.Action == "warn":
+		return "kubedra cannot act: " + firstNonEmpty(m.Fix, m.Reason)
+	case m.DeviceClass != "":
+		return "keeps counting (class " + m.DeviceClass + ")"
+	}
+	return "keeps counting"
 }
