@@ -27,6 +27,9 @@ func MigrateSummary(w io.Writer, r *action.MigrateResult) {
 	if r.Upgraded > 0 {
 		fmt.Fprintf(w, ", %d earlier-DRA %s upgraded", r.Upgraded, Plural(r.Upgraded, "document", "documents"))
 	}
+	if len(r.Charts) > 0 {
+		fmt.Fprintf(w, ", %d %s (strategy per chart above)", len(r.Charts), Plural(len(r.Charts), "chart", "charts"))
+	}
 	if r.Failed > 0 {
 		fmt.Fprintf(w, ", %d %s failed", r.Failed, Plural(r.Failed, "file", "files"))
 	}
