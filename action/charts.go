@@ -120,7 +120,8 @@ func (in Input) chart(ctx context.Context, name, open string, opts chartOptions)
 		cr.choice.Strategy, cr.choice.Why = plan.ChartNotRendered, e.Error()
 		return cr
 	}
-	kube := ""
+	// The target is the cluster the chart renders for (.Capabilities).
+	kube := rules.DefaultTarget.String()
 	if opts.target != (rules.Version{}) {
 		kube = opts.target.String()
 	}

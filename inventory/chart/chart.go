@@ -240,6 +240,9 @@ func (c *Chart) locate(err error) error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if strings.Contains(msg, "values don't meet the specifications of the schema") {
+		return &Error{File: filepath.Join(c.Path, "values.schema.json"), Err: err}
+	}
 	return &Error{File: filepath.Join(c.Path, FileName), Err: err}
 }
 

@@ -120,6 +120,10 @@ func (c *Chart) Trace(ctx context.Context, r *Rendered, dopts detect.Options) (S
 		}
 	}
 	templates := c.Templates()
+	rendered := map[string][]byte{}
+	for _, f := range r.Files {
+		rendered[f.Path] = f.Text
+	}
 	nth := map[string]int{} // file + resource -> findings seen
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -128,13 +132,25 @@ func (c *Chart) Trace(ctx context.Context, r *Rendered, dopts detect.Options) (S
 		n := nth[k]
 		nth[k]++
 		file, line := "", 0
+		// The template lines that write the resource key, and the render's:
+		// when they pair one to one, the request's line is its pair.
+		at := literalLines(templates[f.Origin.Path], f.Resource)
+		if out := literalLines(rendered[f.Origin.Path], f.Resource); len(at) > 0 && len(at) == len(out) {
+			if j := slices.Index(out, f.Line); j >= 0 {
+				file, line = f.Origin.Path, at[j]
+			}
+		}
 		if p := fed[i]; p != nil {
 			src.Key = keyString(p)
 			src.ValuesFile, src.ValuesLine = c.valuesLine(p)
-			file, line, src.Values = reference(templates, f.Origin.Path, c.dependency(f.Origin.Path), p)
+			rfile, rline, ref := reference(templates, f.Origin.Path, c.dependency(f.Origin.Path), p)
+			src.Values = ref
+			if line == 0 {
+				file, line = rfile, rline
+			}
 		}
-		if line == 0 {
-			file, line = literal(templates[f.Origin.Path], f.Origin.Path, f.Resource, n)
+		if line == 0 && len(at) > 0 {
+			file, line = f.Origin.Path, at[min(n, len(at)-1)]
 		}
 		if line > 0 {
 			f.Origin.Path, f.Line, f.Column = file, line, 0
@@ -295,9 +311,9 @@ func reference(templates map[string][]byte, file, dep string, p []string) (strin
 	return "", 0, ""
 }
 
-// literal finds the n-th line of a template that writes the resource key
-// itself (`nvidia.com/gpu: 1`), or the last one when there are fewer.
-func literal(text []byte, file, resource string, n int) (string, int) {
+// literalLines are the lines of a text that write the resource as a key
+// (`nvidia.com/gpu: 1`, `nvidia.com/gpu: {{ .Values.gpus }}`).
+func literalLines(text []byte, resource string) []int {
 	var at []int
 	key := regexp.MustCompile(`(^|[\s"'{,])` + regexp.QuoteMeta(resource) + `["']?\s*:`)
 	for i, l := range lines(text) {
@@ -305,10 +321,7 @@ func literal(text []byte, file, resource string, n int) (string, int) {
 			at = append(at, i+1)
 		}
 	}
-	if len(at) == 0 {
-		return "", 0
-	}
-	return file, at[min(n, len(at)-1)]
+	return at
 }
 
 func lines(b []byte) [][]byte { return bytes.Split(b, []byte("\n")) }
