@@ -302,7 +302,7 @@ func reference(templates map[string][]byte, file, dep string, p []string) (strin
 		pat := regexp.MustCompile(regexp.QuoteMeta(ref) + `([^A-Za-z0-9_]|$)`)
 		for _, name := range names {
 			for i, l := range lines(templates[name]) {
-				if pat.Match(l) {
+				if bytes.Contains(l, []byte(ref)) && pat.Match(l) {
 					return name, i + 1, ref
 				}
 			}
@@ -317,7 +317,7 @@ func literalLines(text []byte, resource string) []int {
 	var at []int
 	key := regexp.MustCompile(`(^|[\s"'{,])` + regexp.QuoteMeta(resource) + `["']?\s*:`)
 	for i, l := range lines(text) {
-		if key.Match(l) {
+		if bytes.Contains(l, []byte(resource)) && key.Match(l) {
 			at = append(at, i+1)
 		}
 	}
