@@ -65,6 +65,8 @@ type chartOptions struct {
 	force    bool
 	set      *rules.Set
 	dopts    detect.Options
+	// render only renders: no tracing, no strategy (simulate).
+	render bool
 }
 
 // charts finds the charts among the inputs (a folder holding Chart.yaml,
@@ -137,6 +139,9 @@ func (in Input) chart(ctx context.Context, name, open string, opts chartOptions)
 	}
 	cr.r = r
 	cr.diags = append(cr.diags, r.Diagnostics...)
+	if opts.render {
+		return cr
+	}
 	// The findings as rendered stay with the render (migrating it needs
 	// them); the traced copies name the templates.
 	traced := &chart.Rendered{Files: r.Files, Docs: r.Docs, Findings: slices.Clone(r.Findings)}

@@ -90,6 +90,13 @@ func TestTraceTemplateLines(t *testing.T) {
 		// A -f file sets it: the line is that file's.
 		{dir: "testdata/gpu-app", opts: Options{Values: []string{"testdata/more-gpus.yaml"}}, container: "app", line: ".Values.resources", qty: "4",
 			values: ".Values.resources", key: `resources.limits.nvidia\.com/gpu`, valuesFile: "testdata/more-gpus.yaml", valuesLineHas: "nvidia.com/gpu: 4"},
+		// A dependency under charts/: its template and helper, the parent's
+		// worker.x feeding its .Values.x.
+		{dir: "testdata/umbrella", container: "worker", line: "toYaml .Values.resources", qty: "2",
+			values: ".Values.resources", key: `worker.resources.limits.nvidia\.com/gpu`, valuesFile: "testdata/umbrella/values.yaml", valuesLineHas: "nvidia.com/gpu: 2"},
+		// ... and the dependency's own default.
+		{dir: "testdata/umbrella", container: "sidecar", line: "nvidia.com/gpu: {{ .Values.sidecarGpus }}", qty: "1",
+			values: ".Values.sidecarGpus", key: "worker.sidecarGpus", valuesFile: "testdata/umbrella/charts/worker/values.yaml", valuesLineHas: "sidecarGpus: 1"},
 	} {
 		t.Run(filepath.Base(tc.dir)+"/"+tc.container, func(t *testing.T) {
 			r, _ := read(t, tc.dir, tc.opts)

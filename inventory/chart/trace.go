@@ -352,15 +352,28 @@ func (c *Chart) valuesLine(p []string) (string, int) {
 	slices.Reverse(files)
 	files = append(files, filepath.Join(c.Path, "values.yaml"))
 	for _, f := range files {
-		data, err := os.ReadFile(inventory.Resolve(c.opts.Dir, f))
-		if err != nil {
-			continue
+		if line := c.lineIn(f, p); line > 0 {
+			return f, line
 		}
-		if line := lineOf(data, p); line > 0 {
+	}
+	// A dependency's own default: dep.x is x in charts/dep/values.yaml.
+	if len(p) > 1 {
+		f := filepath.Join(c.Path, "charts", p[0], "values.yaml")
+		if line := c.lineIn(f, p[1:]); line > 0 {
 			return f, line
 		}
 	}
 	return "", 0
+}
+
+// lineIn is the line of the values path p in the YAML file f, 0 when
+// absent.
+func (c *Chart) lineIn(f string, p []string) int {
+	data, err := os.ReadFile(inventory.Resolve(c.opts.Dir, f))
+	if err != nil {
+		return 0
+	}
+	return lineOf(data, p)
 }
 
 // lineOf is the line of the key at path p in a YAML text, 0 when absent.
