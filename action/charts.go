@@ -75,7 +75,8 @@ type chartOptions struct {
 // its templates are then read as files, and skipped as templates).
 func (in Input) charts(ctx context.Context, opts chartOptions) []*chartRun {
 	var out []*chartRun
-	seen := map[string]bool{}
+	seen := map[string]bool{}      // charts by real path
+	chartDirs := map[string]bool{} // charts as walked
 	for _, p := range in.Paths {
 		if p == "-" || !in.isDir(p) {
 			continue
@@ -88,6 +89,9 @@ func (in Input) charts(ctx context.Context, opts chartOptions) []*chartRun {
 			if q != root && strings.HasPrefix(d.Name(), ".") {
 				return fs.SkipDir
 			}
+			if chartDirs[filepath.Dir(q)] && (d.Name() == "charts" || d.Name() == "templates") {
+				return fs.SkipDir // a chart's dependencies render with it
+			}
 			if !chart.IsChart(q) {
 				return nil
 			}
@@ -96,6 +100,7 @@ func (in Input) charts(ctx context.Context, opts chartOptions) []*chartRun {
 				return fs.SkipDir
 			}
 			seen[real] = true
+			chartDirs[q] = true
 			name := p
 			if rel, err := filepath.Rel(root, q); err == nil && rel != "." {
 				name = filepath.Join(p, rel)
@@ -277,7 +282,7 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 	}
 	for _, f := range cr.findings {
 		if f.Chart == nil || f.Chart.Key == "" {
-			return nil, fmt.Sprintf("%s of %s is written in the template (%s:%d), not fed by a values key", f.Resource, f.Object(), f.Origin.Path, f.Line)
+			return nil, fmt.Sprintf("%s of %s is written in the template (%s:%d), not fed by a values key", f.Resource, f.Object(), f.Chart.Template, f.Line)
 		}
 	}
 	res, err := migrateRender(ctx, cr.r.Docs, opts, plan.Claims)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -317,5 +318,26 @@ func TestChartValuesFile(t *testing.T) {
 	again, _ := migrate(t, in, emit.Write, plan.Options{})
 	if again.Changed != 0 {
 		t.Errorf("a second migration changed %d files", again.Changed)
+	}
+}
+
+// TestChartRequestsOfOnePod: requests of one pod traced to different files
+// (a helper, the template) are still resolved as one pod, and each is
+// reported at its own file and line.
+func TestChartRequestsOfOnePod(t *testing.T) {
+	res := scanCharts(t, action.Input{Paths: []string{filepath.Join(chartTestdata, "umbrella")}}, rules.DefaultTarget)
+	var at []string
+	groups := map[string]bool{}
+	for _, it := range res.Report.Findings {
+		rel, _ := filepath.Rel(filepath.Join(chartTestdata, "umbrella"), it.File)
+		at = append(at, fmt.Sprintf("%s:%d %s", filepath.ToSlash(rel), it.Line, it.Container))
+		groups[it.Group] = true
+	}
+	want := []string{"charts/worker/templates/_helpers.tpl:2 worker", "charts/worker/templates/deployment.yaml:21 sidecar"}
+	if !slices.Equal(at, want) {
+		t.Errorf("findings at %q, want %q", at, want)
+	}
+	if len(groups) != 1 {
+		t.Errorf("the pod's requests were resolved in %d groups, want 1", len(groups))
 	}
 }

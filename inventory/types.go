@@ -158,8 +158,9 @@ type Finding struct {
 	// findings of the generic fallback.
 	Workload *Workload `json:"-"`
 	// Chart, for a request rendered from a Helm chart, says where in the
-	// chart it comes from (Origin.Path and Line are then the template's);
-	// nil for plain manifests.
+	// chart it comes from (Line is then the line of Chart.Template; Origin
+	// names the rendered template file and document); nil for plain
+	// manifests.
 	Chart *ChartSource `json:"chart,omitempty"`
 }
 
@@ -168,6 +169,10 @@ type Finding struct {
 type ChartSource struct {
 	// Chart is the chart's folder as the user named it.
 	Chart string `json:"chart"`
+	// Template is the file that produced the request (the rendered
+	// template, or a helper it includes); the finding's Line is its line
+	// (0 when no line was found).
+	Template string `json:"template"`
 	// Rendered is the template whose render holds the request, and
 	// RenderedLine the request's line in that render.
 	Rendered     string `json:"rendered"`

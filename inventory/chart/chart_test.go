@@ -109,8 +109,8 @@ func TestTraceTemplateLines(t *testing.T) {
 			if f == nil {
 				t.Fatalf("no finding for container %s in %+v", tc.container, r.Findings)
 			}
-			if got := lineAt(t, f.Origin.Path, f.Line); !strings.Contains(got, tc.line) {
-				t.Errorf("%s:%d is %q, want the line with %q", f.Origin.Path, f.Line, got, tc.line)
+			if got := lineAt(t, f.Chart.Template, f.Line); !strings.Contains(got, tc.line) {
+				t.Errorf("%s:%d is %q, want the line with %q", f.Chart.Template, f.Line, got, tc.line)
 			}
 			if f.Quantity() != tc.qty {
 				t.Errorf("quantity %s, want %s", f.Quantity(), tc.qty)
@@ -292,7 +292,7 @@ func TestCorpusCharts(t *testing.T) {
 			}
 			var at []string
 			for _, f := range r.Findings {
-				rel, _ := filepath.Rel(dir, f.Origin.Path)
+				rel, _ := filepath.Rel(dir, f.Chart.Template)
 				at = append(at, fmt.Sprintf("%s:%d", filepath.ToSlash(rel), f.Line))
 			}
 			if want, ok := corpusLines[rel]; ok && !slices.Equal(at, want) {
@@ -304,17 +304,17 @@ func TestCorpusCharts(t *testing.T) {
 				if cs == nil {
 					t.Fatalf("%s:%d has no chart source", f.Origin.Path, f.Line)
 				}
-				if !strings.HasPrefix(f.Origin.Path, dir+string(filepath.Separator)) || f.Line == 0 {
-					t.Errorf("finding at %s:%d, want a template line of %s", f.Origin.Path, f.Line, dir)
+				if !strings.HasPrefix(cs.Template, dir+string(filepath.Separator)) || f.Line == 0 {
+					t.Errorf("finding at %s:%d, want a template line of %s", cs.Template, f.Line, dir)
 					continue
 				}
-				got := lineAt(t, f.Origin.Path, f.Line)
+				got := lineAt(t, cs.Template, f.Line)
 				want := f.Resource
 				if cs.Values != "" {
 					want = cs.Values
 				}
 				if !strings.Contains(got, want) {
-					t.Errorf("%s:%d is %q, want the line with %q", f.Origin.Path, f.Line, got, want)
+					t.Errorf("%s:%d is %q, want the line with %q", cs.Template, f.Line, got, want)
 				}
 				if cs.Key != "" && cs.ValuesLine > 0 {
 					leaf := splitLast(cs.Key)
@@ -322,7 +322,7 @@ func TestCorpusCharts(t *testing.T) {
 						t.Errorf("%s:%d is %q, want the key %s", cs.ValuesFile, cs.ValuesLine, vl, leaf)
 					}
 				}
-				t.Logf("%s:%d %s <- %s %s %s:%d (%d probe renders, %d candidates)", f.Origin.Path, f.Line, f.Resource, cs.Values, cs.Key, cs.ValuesFile, cs.ValuesLine, st.Renders, st.Candidates)
+				t.Logf("%s:%d (rendered %s:%d) %s <- %s %s %s:%d (%d probe renders, %d candidates)", cs.Template, f.Line, cs.Rendered, cs.RenderedLine, f.Resource, cs.Values, cs.Key, cs.ValuesFile, cs.ValuesLine, st.Renders, st.Candidates)
 			}
 		})
 	}

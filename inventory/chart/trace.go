@@ -58,11 +58,12 @@ type Stats struct {
 	Candidates int
 }
 
-// Trace points each finding of r at the chart: its Origin.Path and Line
+// Trace points each finding of r at the chart: its Chart.Template and Line
 // become the template file and line that produced the request (the line
 // with the literal resource key, or the line whose {{ .Values.x }}
-// expanded it), and its Chart names the values key that fed it with the
-// values file and line.
+// expanded it, maybe in a helper), and its Chart names the values key that
+// fed it with the values file and line. Origin keeps naming the rendered
+// file and document.
 //
 // The values key is found by probe rendering: each values leaf that could
 // feed a request (a key named like a requested resource, a value equal to
@@ -152,10 +153,11 @@ func (c *Chart) Trace(ctx context.Context, r *Rendered, dopts detect.Options) (S
 		if line == 0 && len(at) > 0 {
 			file, line = f.Origin.Path, at[min(n, len(at)-1)]
 		}
-		if line > 0 {
-			f.Origin.Path, f.Line, f.Column = file, line, 0
-		} else {
-			f.Line, f.Column = 0, 0
+		// Origin stays the render's (file and document: what groups the
+		// requests of one pod); the location reported is the template's.
+		src.Template, f.Line, f.Column = file, line, 0
+		if line == 0 {
+			src.Template = f.Origin.Path
 		}
 		f.Chart = src
 		// Hint lines are lines of the render, not of the template.

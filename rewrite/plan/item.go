@@ -110,7 +110,11 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, 
 				d = res.Decisions[n]
 			}
 			frameworkItem(f, &d)
-			items = append(items, Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
+			file := f.Origin.Path
+			if f.Chart != nil && f.Chart.Template != "" {
+				file = f.Chart.Template // the template line, not the render's
+			}
+			items = append(items, Item{File: file, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
 				Ignored: opts.Ignore.Reason(f), Group: g.key})
 		}
 	}
