@@ -206,11 +206,13 @@ func (in Input) choose(ctx context.Context, cr *chartRun, opts chartOptions) {
 	}
 	values, reason := in.valuesFile(ctx, cr, opts)
 	if values != nil {
-		cr.values = values
 		ch.Strategy, ch.ValuesFile = plan.ChartValuesFile, filepath.Join(cr.path, ValuesFileName)
 		ch.Why = reason
 		ch.Command = strings.Join(slices.Concat([]string{"helm template", chart.ReleaseName, shellQuote(cr.path)},
 			in.Charts.flags(), []string{"--values " + shellQuote(ch.ValuesFile)}), " ")
+		header := fmt.Sprintf("# Written by kubedra migrate: moves the device requests of chart %s to DRA claims.\n# Render with: %s\n",
+			cr.c.Name, ch.Command)
+		cr.values = append([]byte(header), values...)
 		return
 	}
 	why = append(why, "values file: "+reason)
@@ -359,6 +361,7 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 	// The proof: render with the user's values and this file over them.
 	user := cr.c.Values()
 	merged := mergeValues(user, vals)
+	cr.choice.ProbeRenders++
 	after, err := cr.c.Read(ctx, merged, opts.dopts)
 	if err != nil {
 		return nil, "the chart does not render with the values file: " + err.Error()
@@ -366,9 +369,7 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 	if diff := sameObjects(res.Documents, after.Docs); diff != "" {
 		return nil, "rendering with the values file differs from migrating the render: " + diff
 	}
-	header := fmt.Sprintf("# Written by kubedra migrate: moves the device requests of chart %s to DRA claims.\n# Render with: helm template %s %s --values %s\n",
-		cr.c.Name, chart.ReleaseName, cr.path, filepath.Join(cr.path, ValuesFileName))
-	return append([]byte(header), text...), fmt.Sprintf("the chart's values take pod claims (%s) and extra objects (%s): %s moves the requests to claims, and rendering with it gives what migrating the render gives",
+	return text, fmt.Sprintf("the chart's values take pod claims (%s) and extra objects (%s): %s moves the requests to claims, and rendering with it gives what migrating the render gives",
 		keyString(claimsKey), keyString(extraKey), ValuesFileName)
 }
 
