@@ -341,3 +341,28 @@ func TestChartRequestsOfOnePod(t *testing.T) {
 		t.Errorf("the pod's requests were resolved in %d groups, want 1", len(groups))
 	}
 }
+
+// TestChartValuesFileProved: a values file is chosen only when rendering
+// with it gives what migrating the render gives. With a GPU-model
+// nodeSelector, migrate moves it into the claim's selector, which the
+// values file does not undo: the chart gets the post-renderer, and why.
+func TestChartValuesFileProved(t *testing.T) {
+	in := action.Input{Paths: []string{filepath.Join(chartTestdata, "gpu-app")},
+		Charts: action.ChartValues{Set: []string{`nodeSelector.nvidia\.com/gpu\.product=NVIDIA-A100-SXM4-40GB`}}}
+	res := scanCharts(t, in, rules.DefaultTarget)
+	if len(res.Report.Charts) != 1 {
+		t.Fatalf("charts %+v", res.Report.Charts)
+	}
+	c := res.Report.Charts[0]
+	if c.Strategy != plan.ChartPostRenderer || !strings.Contains(c.Why, "rendering with the values file differs from migrating the render: apps/v1/Deployment//release-name-gpu-app differs") {
+		t.Errorf("%s because %q, want the post-renderer because the values file's render differs", c.Strategy, c.Why)
+	}
+	if !strings.Contains(c.Command, `--set 'nodeSelector.nvidia\.com/gpu\.product=NVIDIA-A100-SXM4-40GB'`) {
+		t.Errorf("command %q does not pass the user's --set", c.Command)
+	}
+	// Without the nodeSelector the same chart takes the values file.
+	res = scanCharts(t, action.Input{Paths: []string{filepath.Join(chartTestdata, "gpu-app")}}, rules.DefaultTarget)
+	if c := res.Report.Charts[0]; c.Strategy != plan.ChartValuesFile || c.ProbeRenders != 2 {
+		t.Errorf("%s with %d probe renders, want values-file with 2 (the values key, the proof)", c.Strategy, c.ProbeRenders)
+	}
+}

@@ -87,6 +87,9 @@ func TestTraceTemplateLines(t *testing.T) {
 		// --set feeds it: the key names the flag.
 		{dir: "testdata/literal", opts: Options{Set: []string{"gpus=4"}}, container: "train", line: "{{ .Values.gpus }}", qty: "4",
 			values: ".Values.gpus", key: "gpus", valuesFile: "--set gpus=4"},
+		// --set-string after --set: the later flag is named.
+		{dir: "testdata/literal", opts: Options{Set: []string{"gpus=4"}, SetString: []string{"x=y,gpus=3"}}, container: "train", line: "{{ .Values.gpus }}", qty: "3",
+			values: ".Values.gpus", key: "gpus", valuesFile: "--set-string x=y,gpus=3"},
 		// A -f file sets it: the line is that file's.
 		{dir: "testdata/gpu-app", opts: Options{Values: []string{"testdata/more-gpus.yaml"}}, container: "app", line: ".Values.resources", qty: "4",
 			values: ".Values.resources", key: `resources.limits.nvidia\.com/gpu`, valuesFile: "testdata/more-gpus.yaml", valuesLineHas: "nvidia.com/gpu: 4"},

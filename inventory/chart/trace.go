@@ -345,10 +345,25 @@ func (c *Chart) dependency(path string) string {
 // valuesLine is where the values path p is set: the last -f file that sets
 // it, "--set" when a --set flag does, else the chart's values.yaml.
 func (c *Chart) valuesLine(p []string) (string, int) {
-	for _, s := range slices.Concat(c.opts.Set, c.opts.SetString, c.opts.SetJSON, c.opts.SetFile) {
-		if k, _, ok := strings.Cut(s, "="); ok && (keyString(p) == strings.TrimSpace(k) || strings.HasPrefix(keyString(p), strings.TrimSpace(k)+".")) {
-			return "--set " + s, 0
+	// Helm applies --set-json, --set, --set-string, then --set-file: the
+	// last flag that sets the key wins.
+	key := keyString(p)
+	found := ""
+	for _, fl := range []struct {
+		name string
+		vals []string
+	}{{"--set-json", c.opts.SetJSON}, {"--set", c.opts.Set}, {"--set-string", c.opts.SetString}, {"--set-file", c.opts.SetFile}} {
+		for _, s := range fl.vals {
+			// One flag may set several keys: a=1,b=2.
+			for _, kv := range strings.Split(s, ",") {
+				if k, _, ok := strings.Cut(kv, "="); ok && (key == strings.TrimSpace(k) || strings.HasPrefix(key, strings.TrimSpace(k)+".")) {
+					found = fl.name + " " + s
+				}
+			}
 		}
+	}
+	if found != "" {
+		return found, 0
 	}
 	files := slices.Clone(c.opts.Values)
 	slices.Reverse(files)
