@@ -217,7 +217,7 @@ func (in Input) choose(ctx context.Context, cr *chartRun, opts chartOptions) {
 	}
 	why = append(why, "values file: "+reason)
 	ch.Strategy = plan.ChartPostRenderer
-	ch.Why = "migrate every render with kubedra as Helm's post-renderer (" + strings.Join(why, "; ") + ")"
+	ch.Why = "migrate every render with kubedra as Helm's post-renderer (" + strings.Join(why, "; ") + "); the command is Helm 3's, Helm 4 takes a post-renderer plugin (docs/helm.md)"
 	args := []string{"helm template", chart.ReleaseName, shellQuote(cr.path)}
 	args = append(args, in.Charts.flags()...)
 	args = append(args, "--post-renderer kubedra", "--post-renderer-args migrate", "--post-renderer-args -")
