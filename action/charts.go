@@ -203,6 +203,8 @@ func (in Input) choose(ctx context.Context, cr *chartRun, opts chartOptions) {
 			return
 		}
 		why = append(why, "extended-resource: "+reason)
+	} else {
+		why = append(why, "extended-resource: not considered with --strategy claims (auto considers it)")
 	}
 	values, reason := in.valuesFile(ctx, cr, opts)
 	if values != nil {
