@@ -131,6 +131,57 @@ var corpusChartValues = map[string]action.ChartValues{
 	"triton-inference-server__server/deploy/fleetcommand":                                                   {Set: []string{"image.serverArgs={--model-repository=s3://bucket/models}"}},
 }
 
+// assembled are corpus charts whose file:// dependency the corpus lacks,
+// rendered with it vendored (inventory/chart/testdata/deps) and the values
+// their READMEs pass, with the strategy expected on 1.34 and 1.36.
+var assembled = []struct {
+	chart, dep   string
+	values       action.ChartValues
+	on134, on136 plan.ChartStrategy
+}{
+	{"opea-project__GenAIInfra/helm-charts/common/tgi", "commonlib", action.ChartValues{Values: []string{"nv-values.yaml"}}, plan.ChartPostRenderer, plan.ChartExtendedResource},
+	{"opea-project__GenAIInfra/helm-charts/common/tei", "commonlib", action.ChartValues{Values: []string{"gaudi-values.yaml"}}, plan.ChartPostRenderer, plan.ChartExtendedResource},
+	{"opea-project__GenAIInfra/helm-charts/common/vllm", "commonlib", action.ChartValues{Values: []string{"gaudi-values.yaml"}}, plan.ChartPostRenderer, plan.ChartExtendedResource},
+	{"run-ai__runai-cli/charts/runai", "runai-common", action.ChartValues{Set: []string{"gitSync.sync=false", "gpuInt=1"}}, plan.ChartPostRenderer, plan.ChartExtendedResource},
+	{"run-ai__runai-cli/charts/mpijob", "runai-common", action.ChartValues{Set: []string{"gitSync.sync=false", "gpuInt=1"}}, plan.ChartPostRenderer, plan.ChartExtendedResource},
+}
+
+func TestCorpusAssembledChartStrategies(t *testing.T) {
+	const corpus = "../../shared/corpus/dev"
+	if _, err := os.Stat(corpus); err != nil {
+		t.Skipf("the corpus is not here (%v): this test needs ../shared/corpus/dev beside the repo", err)
+	}
+	for _, tc := range assembled {
+		t.Run(tc.chart, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), filepath.Base(tc.chart))
+			copyTree(t, filepath.Join(corpus, tc.chart), dir)
+			copyTree(t, filepath.Join(chartTestdata, "deps", tc.dep), filepath.Join(dir, "charts", tc.dep))
+			vals := tc.values
+			vals.Values = slices.Clone(vals.Values)
+			for i, v := range vals.Values {
+				vals.Values[i] = filepath.Join(dir, v)
+			}
+			for _, target := range []rules.Version{{Major: 1, Minor: 34}, {Major: 1, Minor: 36}} {
+				res := scanCharts(t, action.Input{Paths: []string{dir}, Charts: vals}, target)
+				if len(res.Report.Charts) != 1 {
+					t.Fatalf("%s: charts %+v", target, res.Report.Charts)
+				}
+				c := res.Report.Charts[0]
+				want := tc.on134
+				if target.Minor == 36 {
+					want = tc.on136
+				}
+				if c.Strategy != want || c.Findings == 0 || c.Why == "" {
+					t.Errorf("%s: %s (%d findings) because %q, want %s", target, c.Strategy, c.Findings, c.Why, want)
+				}
+				if len(res.Report.Skipped) > 0 {
+					t.Errorf("%s: skipped %+v", target, res.Report.Skipped)
+				}
+			}
+		})
+	}
+}
+
 // TestCorpusChartStrategies asserts the strategy chosen for each chart of
 // ../shared/corpus/dev on two targets, and that the reason is given.
 func TestCorpusChartStrategies(t *testing.T) {
