@@ -108,12 +108,19 @@ func Load(path string, opts Options) (*Chart, error) {
 	}
 	c := &Chart{Path: path, Name: ch.Name(), chart: ch, opts: opts}
 	vo := valueOptions(opts)
-	for i := range vo.ValueFiles {
-		vo.ValueFiles[i] = inventory.Resolve(opts.Dir, vo.ValueFiles[i])
+	for i, f := range vo.ValueFiles {
+		if strings.TrimSpace(f) == "-" {
+			// Helm would read the process's stdin, which is kubedra's input.
+			return nil, &Error{File: chartFile, Err: errors.New("--values -: stdin is not read for chart values; give a file")}
+		}
+		vo.ValueFiles[i] = inventory.Resolve(opts.Dir, f)
 	}
 	for i, s := range vo.FileValues {
 		// --set-file key=path: the path is relative to the working folder.
 		if k, p, ok := strings.Cut(s, "="); ok {
+			if strings.TrimSpace(p) == "-" {
+				return nil, &Error{File: chartFile, Err: fmt.Errorf("--set-file %s: stdin is not read for chart values; give a file", s)}
+			}
 			vo.FileValues[i] = k + "=" + inventory.Resolve(opts.Dir, p)
 		}
 	}

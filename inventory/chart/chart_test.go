@@ -172,6 +172,7 @@ func TestErrorsNameTheChart(t *testing.T) {
 		{chart: "schema", file: "schema/values.schema.json", msg: "gpus"},
 		{chart: "required", file: "required/Chart.yaml", opts: Options{Values: []string{"no-such-values.yaml"}}, msg: "no-such-values.yaml"},
 		{chart: "yaml", file: "yaml/templates/cm.yaml", msg: "YAML parse error"},
+		{chart: "required", file: "required/Chart.yaml", opts: Options{Values: []string{"-"}}, msg: "stdin is not read"},
 	} {
 		t.Run(tc.chart+"/"+filepath.Base(tc.file), func(t *testing.T) {
 			tc.opts.Dir = dir
