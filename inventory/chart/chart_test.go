@@ -173,6 +173,7 @@ func TestErrorsNameTheChart(t *testing.T) {
 		{chart: "required", file: "required/Chart.yaml", opts: Options{Values: []string{"no-such-values.yaml"}}, msg: "no-such-values.yaml"},
 		{chart: "yaml", file: "yaml/templates/cm.yaml", msg: "YAML parse error"},
 		{chart: "required", file: "required/Chart.yaml", opts: Options{Values: []string{"-"}}, msg: "stdin is not read"},
+		{chart: "required", file: "required/Chart.yaml", opts: Options{SetFile: []string{"name=-"}}, msg: "--set-file name=-: stdin is not read"},
 	} {
 		t.Run(tc.chart+"/"+filepath.Base(tc.file), func(t *testing.T) {
 			tc.opts.Dir = dir
