@@ -341,6 +341,14 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 			}
 		}
 		setValue(vals, append(slices.Clone(res), "claims"), cc)
+		// Scheduling fields migrate changed (a GPU-model nodeSelector that
+		// became the claim's selector) follow when the values hold them
+		// verbatim.
+		if before := findObject(docNodes(cr.r.Docs), f); before != nil {
+			if bspec, _ := before.Pipe(yaml.Lookup(strings.Split(f.PodTemplatePath, ".")...)); bspec != nil {
+				carrySchedulingFields(vals, coalesced, bspec, spec)
+			}
+		}
 	}
 	for _, d := range res.Documents {
 		if !original[objectID(d)] {
@@ -360,9 +368,12 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 	if err != nil {
 		return nil, err.Error()
 	}
-	// The proof: render with the user's values and this file over them.
-	user := cr.c.Values()
-	merged := mergeValues(user, vals)
+	// The proof: render as `helm template --values <user's> --values
+	// this --set <user's>` does (the --set flags apply last).
+	merged, err := cr.c.ValuesWith(text)
+	if err != nil {
+		return nil, "the user's --set flags do not apply over the values file (helm would fail too): " + err.Error()
+	}
 	cr.choice.ProbeRenders++
 	after, err := cr.c.Read(ctx, merged, opts.dopts)
 	if err != nil {
@@ -373,6 +384,82 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 	}
 	return text, fmt.Sprintf("the chart's values take pod claims (%s) and extra objects (%s): %s moves the requests to claims, and rendering with it gives what migrating the render gives",
 		keyString(claimsKey), keyString(extraKey), ValuesFileName)
+}
+
+// schedulingFields are the pod-spec fields migrate may change besides
+// claims: device selectors taken from node labels, device tolerations.
+var schedulingFields = []string{"nodeSelector", "affinity", "tolerations"}
+
+// carrySchedulingFields writes into vals what migrate changed in the pod
+// spec's scheduling fields, for each field the chart's values hold
+// verbatim (a values key of the same name whose value is the rendered
+// field): a removed field or map key becomes null (Helm drops it), a
+// changed one its migrated value. Fields not found in the values are left:
+// the proof render then tells.
+func carrySchedulingFields(vals, coalesced map[string]any, before, after *yaml.RNode) {
+	for _, field := range schedulingFields {
+		b, _ := toValue(before.Field(field))
+		a, _ := toValue(after.Field(field))
+		if equalJSON(a, b) || b == nil {
+			continue
+		}
+		path := findValue(coalesced, field, b)
+		if path == nil {
+			continue
+		}
+		bm, bok := b.(map[string]any)
+		am, aok := a.(map[string]any)
+		if !bok || a != nil && !aok || len(am) == 0 {
+			// A list or scalar is replaced whole; a field migrate removed
+			// is null (Helm then drops the key, whichever file set it).
+			setValue(vals, path, a)
+			continue
+		}
+		// Keys migrate removed are null: Helm drops those the chart's
+		// defaults hold (a key only an earlier -f file sets stays, and
+		// the proof render says so).
+		for k, v := range bm {
+			if av, ok := am[k]; !ok {
+				setValue(vals, append(slices.Clone(path), k), nil)
+			} else if !equalJSON(av, v) {
+				setValue(vals, append(slices.Clone(path), k), av)
+			}
+		}
+		for k, av := range am {
+			if _, ok := bm[k]; !ok {
+				setValue(vals, append(slices.Clone(path), k), av)
+			}
+		}
+	}
+}
+
+// findValue is the path of a values key named name whose value is v (at
+// the top first, then anywhere, in key order), nil when there is none.
+func findValue(vals map[string]any, name string, v any) []string {
+	if x, ok := vals[name]; ok && equalJSON(x, v) {
+		return []string{name}
+	}
+	ks := make([]string, 0, len(vals))
+	for k := range vals {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	for _, k := range ks {
+		if m, ok := vals[k].(map[string]any); ok {
+			if p := findValue(m, name, v); p != nil {
+				return append([]string{k}, p...)
+			}
+		}
+	}
+	return nil
+}
+
+func docNodes(docs []*inventory.Document) []*yaml.RNode {
+	out := make([]*yaml.RNode, len(docs))
+	for i, d := range docs {
+		out[i] = d.Node
+	}
+	return out
 }
 
 // findKey is the path of the first values key named one of names (at the
@@ -430,24 +517,6 @@ func setValue(vals map[string]any, p []string, v any) {
 		m = next
 	}
 	m[p[len(p)-1]] = v
-}
-
-// mergeValues lays b over a as a later -f file does (a null deletes).
-func mergeValues(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		if bm, ok := v.(map[string]any); ok {
-			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeValues(am, bm)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
 }
 
 // keyString and splitKey write and read a values path as --set does.

@@ -394,26 +394,121 @@ func TestChartRequestsOfOnePod(t *testing.T) {
 }
 
 // TestChartValuesFileProved: a values file is chosen only when rendering
-// with it gives what migrating the render gives. With a GPU-model
-// nodeSelector, migrate moves it into the claim's selector, which the
-// values file does not undo: the chart gets the post-renderer, and why.
+// with it gives what migrating the render gives. Migrate moves a GPU-model
+// nodeSelector into the claim's selector: when the values hold the
+// nodeSelector verbatim the values file drops the label too; when the
+// template writes the label from another value, it cannot, and the chart
+// gets the post-renderer, and why.
 func TestChartValuesFileProved(t *testing.T) {
-	in := action.Input{Paths: []string{filepath.Join(chartTestdata, "gpu-app")},
-		Charts: action.ChartValues{Set: []string{`nodeSelector.nvidia\.com/gpu\.product=NVIDIA-A100-SXM4-40GB`}}}
-	res := scanCharts(t, in, rules.DefaultTarget)
-	if len(res.Report.Charts) != 1 {
-		t.Fatalf("charts %+v", res.Report.Charts)
+	for _, tc := range []struct {
+		set, values string
+		strategy    plan.ChartStrategy
+		why         string
+		probes      int
+	}{
+		{strategy: plan.ChartValuesFile, probes: 2},
+		// The label from a values file: the values file after it drops it.
+		{values: "selector.yaml", strategy: plan.ChartValuesFile, probes: 2},
+		// The label from --set: helm applies --set after every values
+		// file, so no values file can drop it.
+		{set: `nodeSelector.nvidia\.com/gpu\.product=NVIDIA-A100-SXM4-40GB`, strategy: plan.ChartPostRenderer,
+			why: "values file: the user's --set flags do not apply over the values file (helm would fail too)"},
+		{set: "gpuModel=NVIDIA-A100-SXM4-40GB", strategy: plan.ChartPostRenderer,
+			why: "rendering with the values file differs from migrating the render: apps/v1/Deployment//release-name-gpu-app differs"},
+	} {
+		t.Run(tc.set+tc.values, func(t *testing.T) {
+			dir := t.TempDir()
+			copyTree(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "gpu-app"))
+			in := action.Input{Paths: []string{"gpu-app"}, Dir: dir}
+			if tc.set != "" {
+				in.Charts.Set = []string{tc.set}
+			}
+			if tc.values != "" {
+				if err := os.WriteFile(filepath.Join(dir, tc.values), []byte("nodeSelector:\n  nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				in.Charts.Values = []string{tc.values}
+			}
+			res := scanCharts(t, in, rules.DefaultTarget)
+			if len(res.Report.Charts) != 1 {
+				t.Fatalf("charts %+v", res.Report.Charts)
+			}
+			c := res.Report.Charts[0]
+			if c.Strategy != tc.strategy || !strings.Contains(c.Why, tc.why) || tc.probes > 0 && c.ProbeRenders != tc.probes {
+				t.Fatalf("%s (%d probe renders) because %q, want %s (%d) because ...%q", c.Strategy, c.ProbeRenders, c.Why, tc.strategy, tc.probes, tc.why)
+			}
+			if tc.set != "" && !strings.Contains(c.Command, "--set "+shellQuoted(tc.set)) {
+				t.Errorf("command %q does not pass the user's --set", c.Command)
+			}
+			if c.Strategy != plan.ChartValuesFile {
+				return
+			}
+			// Independently of the choice: the written file renders what
+			// migrating the render gives, and no GPU-model label is left.
+			migrate(t, in, emit.Write, plan.Options{})
+			var user []string
+			for _, v := range in.Charts.Values {
+				user = append(user, filepath.Join(dir, v))
+			}
+			assertValuesFileRender(t, filepath.Join(dir, "gpu-app"), in.Charts.Set, user, filepath.Join(dir, "gpu-app", action.ValuesFileName))
+			if tc.values != "" {
+				data, _ := os.ReadFile(filepath.Join(dir, "gpu-app", action.ValuesFileName))
+				if !strings.Contains(string(data), "\nnodeSelector: null\n") {
+					t.Errorf("the values file does not drop the GPU-model label:\n%s", data)
+				}
+			}
+		})
 	}
-	c := res.Report.Charts[0]
-	if c.Strategy != plan.ChartPostRenderer || !strings.Contains(c.Why, "rendering with the values file differs from migrating the render: apps/v1/Deployment//release-name-gpu-app differs") {
-		t.Errorf("%s because %q, want the post-renderer because the values file's render differs", c.Strategy, c.Why)
+}
+
+// shellQuoted is s as the printed command quotes it.
+func shellQuoted(s string) string {
+	if strings.ContainsAny(s, `\ `) {
+		return "'" + s + "'"
 	}
-	if !strings.Contains(c.Command, `--set 'nodeSelector.nvidia\.com/gpu\.product=NVIDIA-A100-SXM4-40GB'`) {
-		t.Errorf("command %q does not pass the user's --set", c.Command)
+	return s
+}
+
+// assertValuesFileRender renders the chart with set, migrates that render
+// in memory, renders it again with set and the values files, and compares
+// the objects (claim template names aside).
+func assertValuesFileRender(t *testing.T, dir string, set, user []string, values string) {
+	t.Helper()
+	c, err := chart.Load(dir, chart.Options{KubeVersion: "1.34", Set: set, Values: user})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Without the nodeSelector the same chart takes the values file.
-	res = scanCharts(t, action.Input{Paths: []string{filepath.Join(chartTestdata, "gpu-app")}}, rules.DefaultTarget)
-	if c := res.Report.Charts[0]; c.Strategy != plan.ChartValuesFile || c.ProbeRenders != 2 {
-		t.Errorf("%s with %d probe renders, want values-file with 2 (the values key, the proof)", c.Strategy, c.ProbeRenders)
+	before, err := c.Read(context.Background(), nil, detect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []*inventory.Document
+	for _, f := range before.Files {
+		docs = append(docs, files.Parse(f.Path, f.Text).Docs...)
+	}
+	mres, err := action.Migrate(context.Background(), action.Input{Documents: docs}, action.MigrateOptions{Plan: plan.Options{Target: rules.DefaultTarget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mres.Migrated == 0 {
+		t.Fatal("migrating the render migrated nothing")
+	}
+	withValues, err := chart.Load(dir, chart.Options{KubeVersion: "1.34", Set: set, Values: append(slices.Clone(user), values)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := withValues.Read(context.Background(), nil, detect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Findings) != 0 {
+		t.Errorf("the chart rendered with the values file still requests %+v", after.Findings)
+	}
+	var afterNodes []*yaml.RNode
+	for _, d := range after.Docs {
+		afterNodes = append(afterNodes, d.Node)
+	}
+	if d := cmp.Diff(renderedObjects(t, mres.Documents), renderedObjects(t, afterNodes)); d != "" {
+		t.Errorf("render with the values file differs from migrating the render (-migrated +rendered):\n%s", d)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/strvals"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
 )
@@ -69,6 +71,7 @@ type Chart struct {
 
 	chart *chart.Chart
 	user  map[string]any // the user's values (files, then --set)
+	vo    values.Options // the user's value flags, paths resolved
 	kube  *chartutil.KubeVersion
 	opts  Options
 }
@@ -127,6 +130,7 @@ func Load(path string, opts Options) (*Chart, error) {
 	if c.user, err = vo.MergeValues(nil); err != nil {
 		return nil, &Error{File: chartFile, Err: fmt.Errorf("reading values: %w", err)}
 	}
+	c.vo = vo
 	if opts.KubeVersion != "" {
 		if c.kube, err = chartutil.ParseKubeVersion(opts.KubeVersion); err != nil {
 			return nil, &Error{File: chartFile, Err: err}
@@ -149,6 +153,84 @@ func valueOptions(opts Options) values.Options {
 // Values are the user's values (a copy): what -f and --set give, without
 // the chart's defaults.
 func (c *Chart) Values() map[string]any { return copyMap(c.user) }
+
+// ValuesWith are the user's values with one more values file, given as
+// its content, after the user's -f files: as helm does with a last -f, the
+// file is merged over the files and the --set flags apply after it.
+func (c *Chart) ValuesWith(file []byte) (map[string]any, error) {
+	vo := c.vo
+	vo.ValueFiles = append(slices.Clone(vo.ValueFiles), "")
+	var base map[string]any
+	for i, f := range vo.ValueFiles {
+		data := file
+		if i < len(vo.ValueFiles)-1 {
+			var err error
+			if data, err = os.ReadFile(f); err != nil {
+				return nil, err
+			}
+		}
+		cur := map[string]any{}
+		if err := sigsyaml.Unmarshal(data, &cur); err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", or(f, "the values file"), err)
+		}
+		base = mergeMaps(base, cur)
+	}
+	if base == nil {
+		base = map[string]any{}
+	}
+	for _, v := range vo.JSONValues {
+		if err := strvals.ParseJSON(v, base); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range vo.Values {
+		if err := strvals.ParseInto(v, base); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range vo.StringValues {
+		if err := strvals.ParseIntoString(v, base); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range vo.FileValues {
+		reader := func(rs []rune) (any, error) {
+			b, err := os.ReadFile(string(rs))
+			return string(b), err
+		}
+		if err := strvals.ParseIntoFile(v, base, reader); err != nil {
+			return nil, err
+		}
+	}
+	return base, nil
+}
+
+// mergeMaps is Helm's merge of a later values file over earlier ones.
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if v, ok := v.(map[string]any); ok {
+			if bv, ok := out[k]; ok {
+				if bv, ok := bv.(map[string]any); ok {
+					out[k] = mergeMaps(bv, v)
+					continue
+				}
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
 
 // Coalesced are the values the templates see: the chart's defaults under
 // the user's.
