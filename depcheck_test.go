@@ -18,6 +18,8 @@ import (
 //   - only inventory/cluster (and its test helpers below it, clustertest)
 //     imports client-go directly; in particular nothing under cmd/ does:
 //     commands reach a cluster through action.ClusterSource;
+//   - only inventory/chart imports the Helm SDK, and inventory, detect,
+//     files, rules and rewrite never depend on it;
 //   - stages import only what comes before them (layers below):
 //     inventory/detect reports facts without rules, plan decides without
 //     YAML output, rewrite changes documents without writing them, and
@@ -31,6 +33,7 @@ func TestDependencyDirection(t *testing.T) {
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	n := 0
 	clusterImports := false // the client-go rule saw the one package it allows
+	chartImports := false   // the Helm rule saw inventory/chart
 	for dec.More() {
 		var p struct {
 			ImportPath                               string
@@ -78,6 +81,28 @@ func TestDependencyDirection(t *testing.T) {
 				}
 			}
 		}
+		// The Helm SDK (a registry client, a kube client, ...) is read
+		// only by inventory/chart; detection, rules and rewriting never
+		// depend on it, not even transitively.
+		for _, d := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+			switch {
+			case !strings.HasPrefix(d, "helm.sh/helm/"):
+			case pkg == "inventory/chart":
+				chartImports = true
+			default:
+				t.Errorf("%s imports %s: only inventory/chart imports the Helm SDK", p.ImportPath, d)
+			}
+		}
+		helmFree := pkg == "inventory" || strings.HasPrefix(pkg, "inventory/detect") || strings.HasPrefix(pkg, "inventory/files") ||
+			strings.HasPrefix(pkg, "rules") || strings.HasPrefix(pkg, "rewrite")
+		if helmFree {
+			for _, d := range p.Deps {
+				if strings.HasPrefix(d, "helm.sh/helm/") {
+					t.Errorf("%s depends on %s: detection, rules and rewriting must not need the Helm SDK", p.ImportPath, d)
+					break
+				}
+			}
+		}
 		clientFree := pkg == "inventory" || strings.HasPrefix(pkg, "inventory/detect") ||
 			strings.HasPrefix(pkg, "inventory/files") || strings.HasPrefix(pkg, "rules") || strings.HasPrefix(pkg, "rewrite")
 		if clientFree {
@@ -91,6 +116,9 @@ func TestDependencyDirection(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("go list returned only %d packages; the check would prove nothing", n)
+	}
+	if !chartImports {
+		t.Fatal("inventory/chart does not import the Helm SDK: the Helm rule would prove nothing")
 	}
 	if !clusterImports {
 		t.Fatal("inventory/cluster does not import client-go: the client-go rule would prove nothing")

@@ -23,6 +23,9 @@ type Input struct {
 	// Documents, when set, are read instead of Paths: objects that are
 	// already in memory, such as a KRM ResourceList's items.
 	Documents []*inventory.Document
+	// Charts are the values the Helm charts among Paths render with (a
+	// folder holding Chart.yaml is rendered, not read file by file).
+	Charts ChartValues
 }
 
 // open is where a path as given is on disk.

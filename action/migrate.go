@@ -55,6 +55,9 @@ type MigrateResult struct {
 	Diagnostics inventory.Diagnostics
 	// Workloads are the choices of --strategy auto, with the reason.
 	Workloads []plan.WorkloadChoice
+	// Charts are the Helm charts among the inputs, each with its strategy
+	// (charts.go); a values-file chart's file is written like the others.
+	Charts []plan.ChartChoice
 	// Upgraded counts documents written for an earlier DRA that were
 	// rewritten to resource.k8s.io/v1 (or removed: classic parameters).
 	Upgraded int
@@ -134,6 +137,8 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		m.documents()
 		return m.done(), nil
 	}
+	m.charts = in.charts(ctx, chartOptions{target: popts.Target, strategy: popts.Strategy, force: popts.Force, set: set, dopts: m.dopts})
+	m.skip = owned(m.charts)
 	if err := m.prepass(ctx); err != nil {
 		return nil, err
 	}
@@ -142,7 +147,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	// Each holds at most a batch, and there are at most 8 of them.
 	cores := runtime.GOMAXPROCS(0)
 	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: min(4*cores, 8), Batch: batchSize, KeepData: true, Prepare: m.prepare,
-		Temporary: func(p string) { m.stale = append(m.stale, p) }}
+		Temporary: func(p string) { m.stale = append(m.stale, p) }, Skip: m.skip}
 	m.sem = make(chan struct{}, min(cores, 4))
 	err = files.Read(ctx, in.Paths, in.Stdin, fopts, m.file)
 	if m.emit != nil {
@@ -154,6 +159,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		return nil, err
 	}
 	m.removeStale()
+	m.chartResults()
 	if m.emit != nil {
 		m.sideFiles()
 		if err := m.emit.CopyRest(); err != nil {
@@ -184,6 +190,10 @@ type migration struct {
 	claims map[string][]*yaml.RNode // claims file -> new objects
 	kustom map[string][]string      // kustomization -> claims files to list
 	sides  []string                 // claims files and kustomizations, in order
+	// charts are the Helm charts among the inputs (charts.go); skip
+	// leaves the files they render out of the file walk.
+	charts []*chartRun
+	skip   func(string) bool
 	// target and params steer the DRA upgrade (upgrade.go).
 	target rules.Version
 	params plan.Parameters
@@ -308,7 +318,7 @@ func (m *migration) prepass(ctx context.Context) error {
 	var mu sync.Mutex
 	claim := []byte("ResourceClaim")
 	filter := func(doc []byte) bool { return bytes.Contains(doc, claim) || mayBeParameters(doc) || mayBeKueue(doc) }
-	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: filter}
+	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: filter, Skip: m.skip}
 	return files.Read(ctx, paths, nil, opts, func(f *files.File) error {
 		var refs []inventory.ObjectRef
 		for _, d := range f.Docs {

@@ -66,7 +66,8 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		documents int
 		failed    int
 	)
-	fopts := files.Options{Dir: in.Dir, Batch: 256}
+	runs := in.charts(ctx, chartOptions{target: opts.Target, set: set, dopts: dopts})
+	fopts := files.Options{Dir: in.Dir, Batch: 256, Skip: owned(runs)}
 	if !opts.Strict {
 		fopts.Filter = func(doc []byte) bool { return detect.MayRequest(doc) || detect.MayDRA(doc) || detect.MayGovern(doc) }
 	}
@@ -106,6 +107,20 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	cfs, cdiags, charts := chartFindings(runs)
+	findings = append(findings, cfs...)
+	for _, d := range cdiags {
+		if d.Severity == inventory.Error {
+			failed++
+		}
+	}
+	diags = append(diags, cdiags...)
+	for _, cr := range runs {
+		if cr.r != nil {
+			nFiles += len(cr.r.Files)
+			documents += len(cr.r.Docs)
+		}
+	}
 	items, bugs := plan.Items(findings, set, iopts)
 	items = withUpgrades(items, dras, opts)
 	items = withGovernance(items, govs, set, opts)
@@ -123,7 +138,9 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 			diags[i].File = in.name(diags[i].File)
 		}
 	}
-	return &ScanResult{Report: plan.NewReport(items, diags, nFiles, documents), Diagnostics: diags, Failed: failed}, nil
+	rep := plan.NewReport(items, diags, nFiles, documents)
+	rep.Charts = charts
+	return &ScanResult{Report: rep, Diagnostics: diags, Failed: failed}, nil
 }
 
 // withUpgrades adds the findings about DRA written for earlier releases

@@ -62,13 +62,13 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 	set := loadRules(opts.Rules)
 	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
 
-	before, err := readDocuments(ctx, in, res)
+	before, err := readDocuments(ctx, in, res, chartOptions{target: opts.Target, set: set, dopts: dopts, render: true})
 	if err != nil {
 		return nil, err
 	}
 	var after []*inventory.Document
 	if opts.After != nil {
-		if after, err = readDocuments(ctx, Input{Paths: opts.After, Dir: in.Dir}, res); err != nil {
+		if after, err = readDocuments(ctx, Input{Paths: opts.After, Dir: in.Dir, Charts: in.Charts}, res, chartOptions{target: opts.Target, set: set, dopts: dopts, render: true}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -119,14 +119,25 @@ func (r *SimulateResult) bad(err error) {
 	r.Diagnostics = append(r.Diagnostics, d)
 }
 
-// readDocuments reads every document of in; what cannot be read is a
-// diagnostic.
-func readDocuments(ctx context.Context, in Input, res *SimulateResult) ([]*inventory.Document, error) {
+// readDocuments reads every document of in (the charts among its folders
+// rendered); what cannot be read is a diagnostic.
+func readDocuments(ctx context.Context, in Input, res *SimulateResult, copts chartOptions) ([]*inventory.Document, error) {
 	if in.Documents != nil {
 		return in.Documents, nil
 	}
 	var docs []*inventory.Document
-	err := files.Read(ctx, in.Paths, in.Stdin, files.Options{Dir: in.Dir, Ordered: true}, func(f *files.File) error {
+	runs := in.charts(ctx, copts)
+	for _, cr := range runs {
+		for _, d := range cr.diags {
+			if d.Severity == inventory.Error {
+				res.Diagnostics = append(res.Diagnostics, d)
+			}
+		}
+		if cr.r != nil {
+			docs = append(docs, cr.r.Docs...)
+		}
+	}
+	err := files.Read(ctx, in.Paths, in.Stdin, files.Options{Dir: in.Dir, Ordered: true, Skip: owned(runs)}, func(f *files.File) error {
 		for _, d := range f.Diagnostics {
 			if d.Severity == inventory.Error {
 				d.File = in.name(d.File)

@@ -157,6 +157,35 @@ type Finding struct {
 	// rayStartParams); the findings of one pod template share it. Nil for
 	// findings of the generic fallback.
 	Workload *Workload `json:"-"`
+	// Chart, for a request rendered from a Helm chart, says where in the
+	// chart it comes from (Line is then the line of Chart.Template; Origin
+	// names the rendered template file and document); nil for plain
+	// manifests.
+	Chart *ChartSource `json:"chart,omitempty"`
+}
+
+// ChartSource is where a request rendered from a Helm chart comes from in
+// the chart (inventory/chart traces it).
+type ChartSource struct {
+	// Chart is the chart's folder as the user named it.
+	Chart string `json:"chart"`
+	// Template is the file that produced the request (the rendered
+	// template, or a helper it includes); the finding's Line is its line
+	// (0 when no line was found).
+	Template string `json:"template"`
+	// Rendered is the template whose render holds the request, and
+	// RenderedLine the request's line in that render.
+	Rendered     string `json:"rendered"`
+	RenderedLine int    `json:"renderedLine"`
+	// Values is the values reference in the template that expanded the
+	// request (".Values.resources"), "" when the template writes it.
+	Values string `json:"values,omitempty"`
+	// Key is the values leaf that feeds the request, as --set names it
+	// (resources.limits.nvidia\\.com/gpu), with the file and line that set
+	// it: a -f file, the chart's values.yaml, or "--set ..." (line 0).
+	Key        string `json:"key,omitempty"`
+	ValuesFile string `json:"valuesFile,omitempty"`
+	ValuesLine int    `json:"valuesLine,omitempty"`
 }
 
 // Workload is what an object says around one of its pod templates that

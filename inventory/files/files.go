@@ -109,6 +109,11 @@ type Options struct {
 	// as opened, of each kubedra temporary file found while walking a
 	// folder (see Temporary): what an interrupted run left behind.
 	Temporary func(path string)
+	// Skip, when set, is asked about each file and folder found below a
+	// folder argument (the path as opened): true leaves it unread and
+	// unlisted, because another source reads it (the templates of a Helm
+	// chart that renders). Paths given as arguments are always read.
+	Skip func(path string) bool
 }
 
 // Read reads paths ("-" is stdin, read from stdin) and calls fn for each
@@ -193,7 +198,7 @@ walk:
 			}
 			continue
 		}
-		for j := range enumerate(p, opts.Dir, temporary) {
+		for j := range enumerate(p, opts.Dir, temporary, opts.Skip) {
 			if j.err == nil && j.skip == nil {
 				if id, ok := fileID(j.open); ok {
 					if seen[id] {
@@ -231,8 +236,9 @@ type job struct {
 // under root are not walked again (their target is walked on its own).
 // Paths are reported under root as given; dir resolves a relative root.
 // temporary, when set, is told of kubedra temporary files found (opened
-// paths).
-func enumerate(root, dir string, temporary func(string)) func(yield func(job) bool) {
+// paths); skip, when set, leaves out the files and folders below root it
+// names (opened paths).
+func enumerate(root, dir string, temporary func(string), skip func(string) bool) func(yield func(job) bool) {
 	return func(yield func(job) bool) {
 		open := inventory.Resolve(dir, root)
 		mk := func(p string) job { return job{path: p, open: inventory.Resolve(dir, p)} }
@@ -293,6 +299,12 @@ func enumerate(root, dir string, temporary func(string)) func(yield func(job) bo
 				j := job{path: report(p), open: p, err: err}
 				stop = !yield(j)
 				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if p != walkRoot && skip != nil && skip(p) {
+				if d.IsDir() {
 					return fs.SkipDir
 				}
 				return nil

@@ -376,3 +376,28 @@ func TestReadOnce(t *testing.T) {
 		t.Errorf("a symlinked root is walked: %v", got)
 	}
 }
+
+// TestReadSkip: Options.Skip leaves out what it names below a folder
+// argument (a file, or a whole folder), never an argument itself.
+func TestReadSkip(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"c/Chart.yaml": "name: c\n", "c/templates/a.yaml": "kind: {{ .X }}\n", "c/values.yaml": "x: 1\n",
+		"c/ci/v.yaml": "x: 2\n"})
+	skip := func(p string) bool {
+		rel, _ := filepath.Rel(filepath.Join(dir, "c"), p)
+		return rel == "templates" || rel == "values.yaml"
+	}
+	var paths []string
+	err := files.Read(context.Background(), []string{"c", "c/values.yaml"}, nil, files.Options{Dir: dir, Ordered: true, Skip: skip},
+		func(f *files.File) error {
+			paths = append(paths, f.Path)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"c/Chart.yaml", "c/ci/v.yaml", "c/values.yaml"}, paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+}

@@ -110,7 +110,11 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, 
 				d = res.Decisions[n]
 			}
 			frameworkItem(f, &d)
-			items = append(items, Item{File: f.Origin.Path, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
+			file := f.Origin.Path
+			if f.Chart != nil && f.Chart.Template != "" {
+				file = f.Chart.Template // the template line, not the render's
+			}
+			items = append(items, Item{File: file, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
 				Ignored: opts.Ignore.Reason(f), Group: g.key})
 		}
 	}
@@ -187,7 +191,10 @@ type Report struct {
 	Kind       string           `json:"kind"`
 	Findings   []Item           `json:"findings"`
 	Skipped    []inventory.Skip `json:"skipped"`
-	Summary    Summary          `json:"summary"`
+	// Charts are the Helm charts among the inputs, each with the
+	// strategy chosen for it.
+	Charts  []ChartChoice `json:"charts"`
+	Summary Summary       `json:"summary"`
 }
 
 // NewReport builds a report from the items and what the sources could not
@@ -201,7 +208,7 @@ func NewReport(items []Item, inputs inventory.Diagnostics, files, documents int)
 	for _, d := range inputs {
 		skipped = append(skipped, inventory.Skip{File: d.File, Line: d.Line, Reason: d.Message})
 	}
-	r := Report{APIVersion: "kubedra.dev/v1alpha1", Kind: "ScanReport", Findings: items, Skipped: skipped}
+	r := Report{APIVersion: "kubedra.dev/v1alpha1", Kind: "ScanReport", Findings: items, Skipped: skipped, Charts: []ChartChoice{}}
 	r.Summary.Files, r.Summary.Documents, r.Summary.Skipped = files, documents, len(skipped)
 	r.Summary.Count(items)
 	return r

@@ -142,6 +142,8 @@ type InputFlags struct {
 	Quiet     bool
 	// Config names the config file ("" finds .kubedra.yaml, "none" skips).
 	Config string
+	// Charts are the values Helm charts among the inputs render with.
+	Charts action.ChartValues
 	cfg    *action.Config
 }
 
@@ -154,6 +156,13 @@ func (o *InputFlags) bind(cmd *cobra.Command, verb, what, quiet string) {
 	f.StringVar(&o.Color, "color", report.ColorAuto, "colour the "+what+": auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, quiet)
 	f.StringVar(&o.Config, "config", "", "config file (default: .kubedra.yaml in the working folder or above; none to disable)")
+	// helm template's value flags, for the charts among the inputs (-f is
+	// --filename here, so --values has no short form).
+	f.StringArrayVar(&o.Charts.Values, "values", nil, "Helm values file for the charts among the inputs (repeatable; as helm template -f)")
+	f.StringArrayVar(&o.Charts.Set, "set", nil, "Helm value KEY=VALUE for the charts among the inputs (repeatable; as helm template --set)")
+	f.StringArrayVar(&o.Charts.SetString, "set-string", nil, "Helm string value KEY=VALUE for the charts (repeatable)")
+	f.StringArrayVar(&o.Charts.SetFile, "set-file", nil, "Helm value KEY=PATH read from a file for the charts (repeatable)")
+	f.StringArrayVar(&o.Charts.SetJSON, "set-json", nil, "Helm JSON value KEY=JSON for the charts (repeatable)")
 	_ = cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{report.ColorAuto, report.ColorAlways, report.ColorNever}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -184,7 +193,7 @@ func (o *InputFlags) setup(cmd *cobra.Command, args []string, noInput string) er
 // run is what the command runs on: its input (the working folder's paths,
 // or the embedded example), the rules, stdout's colour and the ignores.
 func (o *InputFlags) run() (action.Input, *rules.Set, colorprofile.Profile, *plan.Ignores, error) {
-	in := action.Input{Paths: o.Paths, Stdin: o.IO.In, Dir: o.IO.Dir()}
+	in := action.Input{Paths: o.Paths, Stdin: o.IO.In, Dir: o.IO.Dir(), Charts: o.Charts}
 	if o.Example {
 		in.Paths, in.Stdin, in.StdinName = []string{"-"}, bytes.NewReader(ExampleManifest()), ExamplePath
 	}

@@ -30,6 +30,9 @@ func MigrateSummary(w io.Writer, r *action.MigrateResult) {
 	if r.Governed > 0 {
 		fmt.Fprintf(w, ", %d %s edited (quota, LimitRange, Kueue)", r.Governed, Plural(r.Governed, "governance object", "governance objects"))
 	}
+	if len(r.Charts) > 0 {
+		fmt.Fprintf(w, ", %d %s (strategy per chart above)", len(r.Charts), Plural(len(r.Charts), "chart", "charts"))
+	}
 	if r.Failed > 0 {
 		fmt.Fprintf(w, ", %d %s failed", r.Failed, Plural(r.Failed, "file", "files"))
 	}

@@ -220,6 +220,7 @@ func table(out io.Writer, r plan.Report, s Style, wide bool) error {
 			return cell
 		})
 	}
+	chartSection(&b, r.Charts, r.Findings)
 	if len(r.Skipped) > 0 {
 		if b.Len() > 0 {
 			b.WriteString("\n")

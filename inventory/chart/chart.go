@@ -1,0 +1,389 @@
+package chart
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/strvals"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// FileName is the file that makes a folder a chart.
+const FileName = "Chart.yaml"
+
+// Rule ids of this package's diagnostics.
+const (
+	// RuleRender: a chart did not load or render.
+	RuleRender = "chart/render"
+)
+
+// ReleaseName and Namespace are what a chart renders with, as `helm
+// template` does without arguments.
+const (
+	ReleaseName = "release-name"
+	Namespace   = "default"
+)
+
+// Options are the values and the cluster a chart renders for: helm
+// template's -f/--values, --set, --set-string, --set-file, --set-json and
+// --kube-version.
+type Options struct {
+	Values    []string
+	Set       []string
+	SetString []string
+	SetFile   []string
+	SetJSON   []string
+	// KubeVersion is the cluster's version (.Capabilities.KubeVersion),
+	// e.g. "1.34"; "" is Helm's default.
+	KubeVersion string
+	// Dir is the folder relative paths (the chart's and the values files')
+	// are read from; "" is the process's working folder.
+	Dir string
+}
+
+// IsChart reports whether the folder opened at dir holds a Chart.yaml.
+func IsChart(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, FileName))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Chart is a loaded chart with the user's values.
+type Chart struct {
+	// Path is the chart's folder as the user named it.
+	Path string
+	// Name is the chart's name (Chart.yaml's name): rendered files are
+	// named "<Name>/templates/...".
+	Name string
+
+	chart *chart.Chart
+	user  map[string]any // the user's values (files, then --set)
+	vo    values.Options // the user's value flags, paths resolved
+	kube  *chartutil.KubeVersion
+	opts  Options
+}
+
+// Error is a chart that could not load or render, located in the chart:
+// Chart.yaml, a values file or a template file and line.
+type Error struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Diagnostic is the error as kubedra's one diagnostic type.
+func (e *Error) Diagnostic() inventory.Diagnostic {
+	return inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRender, File: e.File, Line: e.Line,
+		Message: "the chart does not render: " + e.Err.Error(),
+		Fix:     "check that `helm template` renders it with the same values; its templates are listed as skipped"}
+}
+
+// Load reads the chart in the folder path (as the user named it) and the
+// user's values. Dependencies must be present under charts/, as helm
+// template needs them.
+func Load(path string, opts Options) (*Chart, error) {
+	open := inventory.Resolve(opts.Dir, path)
+	chartFile := filepath.Join(path, FileName)
+	ch, err := loader.LoadDir(open)
+	if err != nil {
+		return nil, &Error{File: chartFile, Err: err}
+	}
+	if reqs := ch.Metadata.Dependencies; len(reqs) > 0 {
+		if err := action.CheckDependencies(ch, reqs); err != nil {
+			return nil, &Error{File: chartFile, Err: fmt.Errorf("%w (run helm dependency build %s)", err, path)}
+		}
+	}
+	c := &Chart{Path: path, Name: ch.Name(), chart: ch, opts: opts}
+	vo := valueOptions(opts)
+	for i, f := range vo.ValueFiles {
+		if strings.TrimSpace(f) == "-" {
+			// Helm would read the process's stdin, which is kubedra's input.
+			return nil, &Error{File: chartFile, Err: errors.New("--values -: stdin is not read for chart values; give a file")}
+		}
+		vo.ValueFiles[i] = inventory.Resolve(opts.Dir, f)
+	}
+	for i, s := range vo.FileValues {
+		// --set-file key=path: the path is relative to the working folder.
+		if k, p, ok := strings.Cut(s, "="); ok {
+			if strings.TrimSpace(p) == "-" {
+				return nil, &Error{File: chartFile, Err: fmt.Errorf("--set-file %s: stdin is not read for chart values; give a file", s)}
+			}
+			vo.FileValues[i] = k + "=" + inventory.Resolve(opts.Dir, p)
+		}
+	}
+	if c.user, err = vo.MergeValues(nil); err != nil {
+		return nil, &Error{File: chartFile, Err: fmt.Errorf("reading values: %w", err)}
+	}
+	c.vo = vo
+	if opts.KubeVersion != "" {
+		if c.kube, err = chartutil.ParseKubeVersion(opts.KubeVersion); err != nil {
+			return nil, &Error{File: chartFile, Err: err}
+		}
+	}
+	return c, nil
+}
+
+// valueOptions are Helm's values.Options for opts.
+func valueOptions(opts Options) values.Options {
+	return values.Options{
+		ValueFiles:   slices.Clone(opts.Values),
+		Values:       slices.Clone(opts.Set),
+		StringValues: slices.Clone(opts.SetString),
+		FileValues:   slices.Clone(opts.SetFile),
+		JSONValues:   slices.Clone(opts.SetJSON),
+	}
+}
+
+// Values are the user's values (a copy): what -f and --set give, without
+// the chart's defaults.
+func (c *Chart) Values() map[string]any { return copyMap(c.user) }
+
+// ValuesWith are the user's values with one more values file, given as
+// its content, after the user's -f files: as helm does with a last -f, the
+// file is merged over the files and the --set flags apply after it.
+func (c *Chart) ValuesWith(file []byte) (map[string]any, error) {
+	vo := c.vo
+	vo.ValueFiles = append(slices.Clone(vo.ValueFiles), "")
+	var base map[string]any
+	for i, f := range vo.ValueFiles {
+		data := file
+		if i < len(vo.ValueFiles)-1 {
+			var err error
+			if data, err = os.ReadFile(f); err != nil {
+				return nil, err
+			}
+		}
+		cur := map[string]any{}
+		if err := sigsyaml.Unmarshal(data, &cur); err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", or(f, "the values file"), err)
+		}
+		base = mergeMaps(base, cur)
+	}
+	if base == nil {
+		base = map[string]any{}
+	}
+	for _, v := range vo.JSONValues {
+		if err := strvals.ParseJSON(v, base); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range vo.Values {
+		if err := strvals.ParseInto(v, base); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range vo.StringValues {
+		if err := strvals.ParseIntoString(v, base); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range vo.FileValues {
+		reader := func(rs []rune) (any, error) {
+			b, err := os.ReadFile(string(rs))
+			return string(b), err
+		}
+		if err := strvals.ParseIntoFile(v, base, reader); err != nil {
+			return nil, err
+		}
+	}
+	return base, nil
+}
+
+// mergeMaps is Helm's merge of a later values file over earlier ones.
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if v, ok := v.(map[string]any); ok {
+			if bv, ok := out[k]; ok {
+				if bv, ok := bv.(map[string]any); ok {
+					out[k] = mergeMaps(bv, v)
+					continue
+				}
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Coalesced are the values the templates see: the chart's defaults under
+// the user's.
+func (c *Chart) Coalesced() (map[string]any, error) {
+	v, err := chartutil.CoalesceValues(c.chart, copyMap(c.user))
+	return v, err
+}
+
+// File is what one template file rendered to.
+type File struct {
+	// Source is the template as Helm names it: "<chart>/templates/x.yaml"
+	// (a dependency's: "<chart>/charts/<dep>/templates/x.yaml").
+	Source string
+	// Path is that template as the user would name it: the chart's folder
+	// joined with the rest of Source.
+	Path string
+	// Text is the rendered YAML (the template's documents).
+	Text []byte
+}
+
+// Render renders the chart as `helm template` does (hooks included, CRDs
+// of crds/ not, as without --include-crds), with the user's values, or
+// with vals instead when vals is not nil. Files come in Helm's install
+// order; a template's documents stay together.
+func (c *Chart) Render(ctx context.Context, vals map[string]any) ([]File, error) {
+	if vals == nil {
+		vals = copyMap(c.user)
+	}
+	cfg := &action.Configuration{Log: func(string, ...any) {}}
+	inst := action.NewInstall(cfg)
+	inst.DryRun, inst.ClientOnly, inst.Replace = true, true, true
+	inst.ReleaseName, inst.Namespace = ReleaseName, Namespace
+	inst.KubeVersion = c.kube
+	rel, err := inst.RunWithContext(ctx, c.chart, vals)
+	if err != nil {
+		return nil, c.locate(err)
+	}
+	var out []File
+	byName := map[string]int{}
+	add := func(source, text string) {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return
+		}
+		if i, ok := byName[source]; ok {
+			out[i].Text = append(out[i].Text, "\n---\n"+text+"\n"...)
+			return
+		}
+		byName[source] = len(out)
+		out = append(out, File{Source: source, Path: c.path(source), Text: []byte(text + "\n")})
+	}
+	for _, part := range strings.Split(rel.Manifest, "---\n# Source: ") {
+		source, text, ok := strings.Cut(part, "\n")
+		if !ok || source == "" {
+			continue
+		}
+		add(source, text)
+	}
+	for _, h := range rel.Hooks {
+		add(h.Path, h.Manifest)
+	}
+	return out, nil
+}
+
+// path is the file a rendered Source comes from, as the user names it.
+func (c *Chart) path(source string) string {
+	rest, ok := strings.CutPrefix(source, c.Name+"/")
+	if !ok {
+		return filepath.Join(c.Path, filepath.FromSlash(source))
+	}
+	return filepath.Join(c.Path, filepath.FromSlash(rest))
+}
+
+// Helm names templates and lines in its errors in a few forms:
+// "template: nim/templates/x.yaml:12:3: executing ...",
+// "parse error at (nim/templates/x.yaml:5): ...",
+// "YAML parse error on nim/templates/x.yaml: ...".
+var (
+	errAt = regexp.MustCompile(`([^\s:()"]+/templates/[^\s:()"]+):(\d+)`)
+	errOn = regexp.MustCompile(`(?:error on|error in) ([^\s:()"]+/templates/[^\s:()"]+)`)
+)
+
+// locate names the template (and line) of a render error, else Chart.yaml.
+func (c *Chart) locate(err error) error {
+	msg := err.Error()
+	if m := errAt.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[2])
+		return &Error{File: c.path(m[1]), Line: line, Err: err}
+	}
+	if m := errOn.FindStringSubmatch(msg); m != nil {
+		// The line of a YAML error is in the rendered text, not the
+		// template: the file is named, the line is not.
+		return &Error{File: c.path(m[1]), Err: err}
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if strings.Contains(msg, "values don't meet the specifications of the schema") {
+		return &Error{File: filepath.Join(c.Path, "values.schema.json"), Err: err}
+	}
+	return &Error{File: filepath.Join(c.Path, FileName), Err: err}
+}
+
+// Templates are the chart's template files (its dependencies' too) as
+// Path -> text, for tracing.
+func (c *Chart) Templates() map[string][]byte {
+	out := map[string][]byte{}
+	var walk func(ch *chart.Chart, prefix string)
+	walk = func(ch *chart.Chart, prefix string) {
+		for _, t := range ch.Templates {
+			out[c.path(prefix+t.Name)] = t.Data
+		}
+		for _, d := range ch.Dependencies() {
+			walk(d, prefix+"charts/"+d.Name()+"/")
+		}
+	}
+	walk(c.chart, c.Name+"/")
+	return out
+}
+
+// Owned reports whether the file opened at open belongs to a chart that
+// renders at the folder opened at dir: its templates and its dependencies
+// (charts/) are read by rendering, not as files.
+func Owned(dir, open string) bool {
+	rel, err := filepath.Rel(dir, open)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return false
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return first == "templates" || first == "charts"
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = copyValue(v)
+	}
+	return out
+}
+
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return copyMap(v)
+	case chartutil.Values:
+		return copyMap(v)
+	case []any:
+		out := make([]any, len(v))
+		for i := range v {
+			out[i] = copyValue(v[i])
+		}
+		return out
+	}
+	return v
+}

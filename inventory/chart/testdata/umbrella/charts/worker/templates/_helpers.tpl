@@ -1,0 +1,3 @@
+{{- define "worker.resources" -}}
+{{ toYaml .Values.resources }}
+{{- end -}}
