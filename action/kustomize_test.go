@@ -59,7 +59,7 @@ func TestKustomize(t *testing.T) {
 			if _, err := os.Stat(tree.dir); err != nil {
 				t.Skipf("%s: %v", tree.dir, err)
 			}
-			dir := copyTree(t, tree.dir)
+			dir := tempTree(t, tree.dir)
 			overlays := topKustomizations(t, dir)
 			if len(overlays) == 0 {
 				t.Fatal("no kustomization")
@@ -117,7 +117,7 @@ func TestKustomize(t *testing.T) {
 // apart, and namePrefix/nameSuffix rename the references.
 func TestKustomizeFixture(t *testing.T) {
 	t.Parallel()
-	dir := copyTree(t, "testdata/kustomize/repo")
+	dir := tempTree(t, "testdata/kustomize/repo")
 	migrateTree(t, dir)
 	for path, want := range map[string][]string{
 		"overlays/prod/kustomization.yaml":       {"- ../../base\n", "- kubedra-claims.yaml\n", "configurations:\n- kubedra-namereference.yaml\n", "    - op: replace\n      path: /spec/replicas\n"},
@@ -187,7 +187,7 @@ func TestKustomizeFixture(t *testing.T) {
 // migrated the same way for every overlay).
 func TestKustomizeJSONPatchSettingDevices(t *testing.T) {
 	t.Parallel()
-	dir := copyTree(t, "testdata/kustomize/jsonpatch")
+	dir := tempTree(t, "testdata/kustomize/jsonpatch")
 	before := readTree(t, dir)
 	res := migrateTree(t, dir)
 	if res.Changed != 0 || res.Migrated != 0 || res.Failed != 1 {
@@ -387,27 +387,11 @@ func topKustomizations(t *testing.T, dir string) []string {
 	return out
 }
 
-// copyTree copies a tree into a temporary folder, writable.
-func copyTree(t *testing.T, src string) string {
+// tempTree copies a tree into a temporary folder, writable.
+func tempTree(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		r, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, r), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, r), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	copyTree(t, src, dst)
 	return dst
 }
 
@@ -450,7 +434,7 @@ func TestKustomizeSharedBaseOnce(t *testing.T) {
 	t.Parallel()
 	var bases []map[string][]byte
 	for _, paths := range [][]string{{"."}, {"overlays/prod", "base"}, {"overlays/dev", "base"}, {"base"}} {
-		dir := copyTree(t, "testdata/kustomize/repo")
+		dir := tempTree(t, "testdata/kustomize/repo")
 		res, err := action.Migrate(t.Context(), action.Input{Paths: paths, Dir: dir}, action.MigrateOptions{Output: emit.Write, Plan: plan.Options{Target: defaultTarget()}})
 		if err != nil {
 			t.Fatal(err)
