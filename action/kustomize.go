@@ -35,12 +35,25 @@ func newKustomizeState(in Input, dopts detect.Options) (*kustomizeState, invento
 	return &kustomizeState{tree: tree, held: tree.Held(), refSet: map[string]bool{}, pods: map[rewrite.FieldSpec]bool{}}, diags
 }
 
+// kustomizePatches are scan's diagnostics of the input's kustomize build
+// units: what migrate would refuse, and kustomization files it cannot read.
+func kustomizePatches(in Input, dopts detect.Options) inventory.Diagnostics {
+	_, diags := newKustomizeState(in, dopts)
+	return diags
+}
+
 // failed counts the files holding a patch migrate cannot migrate: their
 // units are left as they were, and the run exits 1.
 func (k *kustomizeState) failed(diags inventory.Diagnostics) int {
 	if k == nil {
 		return 0
 	}
+	return kustomizeFailed(diags)
+}
+
+// kustomizeFailed counts the files of diags holding a patch kubedra cannot
+// migrate.
+func kustomizeFailed(diags inventory.Diagnostics) int {
 	files := map[string]bool{}
 	for _, d := range diags {
 		if d.Rule == kustomize.RulePatch && d.Severity == inventory.Error {

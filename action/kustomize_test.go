@@ -210,6 +210,43 @@ func TestKustomizeJSONPatchSettingDevices(t *testing.T) {
 	}
 }
 
+// TestKustomizePatchesInScanAndCheck: the patches migrate refuses are
+// device requests scan and check see too, at the same line: a JSON 6902
+// patch that adds a GPU is invisible as a workload, so without this a
+// repo passes check and still asks for nvidia.com/gpu after migrate.
+func TestKustomizePatchesInScanAndCheck(t *testing.T) {
+	t.Parallel()
+	dir := "testdata/kustomize/jsonpatch"
+	in := action.Input{Paths: []string{"."}, Dir: dir}
+	sr, err := action.Scan(t.Context(), in, action.ScanOptions{Target: defaultTarget()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(ds inventory.Diagnostics) bool {
+		for _, d := range ds {
+			if d.Rule == kustomize.RulePatch && d.Severity == inventory.Error && d.File == "overlay/kustomization.yaml" && d.Line == 10 && d.Resource == "nvidia.com/gpu" {
+				return true
+			}
+		}
+		return false
+	}
+	if !at(sr.Diagnostics) || sr.Failed != 1 {
+		t.Errorf("scan: want %s at overlay/kustomization.yaml:10 and one failed input; got %d failed, %v", kustomize.RulePatch, sr.Failed, sr.Diagnostics)
+	}
+	cr := checkDir(t, dir, defaultTarget())
+	if !at(cr.Diagnostics) || cr.FailedInputs != 1 {
+		t.Errorf("check: want the patch as an input that cannot be checked (exit 1); got %d, %v", cr.FailedInputs, cr.Diagnostics)
+	}
+	// The fixture repo's patches can all be migrated: no such error.
+	sr, err = action.Scan(t.Context(), action.Input{Paths: []string{"."}, Dir: "testdata/kustomize/repo"}, action.ScanOptions{Target: defaultTarget()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr.Failed != 0 {
+		t.Errorf("scan of the fixture repo: %d failed: %v", sr.Failed, sr.Diagnostics)
+	}
+}
+
 // TestKustomizeCorpusTreesAreListed keeps kustomizeTrees in step with the
 // corpus.
 func TestKustomizeCorpusTreesAreListed(t *testing.T) {

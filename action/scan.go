@@ -107,6 +107,13 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	// The kustomize patches migrate cannot make exact (a JSON 6902 patch
+	// that sets a device, docs/migrate.md) are device requests no workload
+	// shows: they are errors here as they are in migrate, so check fails.
+	if kd := kustomizePatches(in, dopts); len(kd) > 0 {
+		failed += kustomizeFailed(kd)
+		diags = append(diags, kd...)
+	}
 	cfs, cdiags, charts := chartFindings(runs)
 	findings = append(findings, cfs...)
 	for _, d := range cdiags {
