@@ -43,8 +43,13 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 			files and documents without device requests stay byte-identical, and running
 			migrate twice changes nothing the second time. Lossy and unmapped requests are
 			left as they are and reported on stderr with file:line, why, and what to do.
-			Helm templates ({{ }}) are never rewritten; device resources set in Helm
-			values files are reported.
+			Helm templates ({{ }}) are never rewritten: a chart gets a strategy (no change
+			with extended resources, a values-kubedra.yaml beside Chart.yaml, or kubedra
+			as Helm's post-renderer), printed with the command to run. In kustomize trees,
+			patches get their claims in a file their kustomization lists, and
+			kubedra-namereference.yaml makes namePrefix/nameSuffix rename the references.
+			Quotas gain the DRA key that counts the claims, Kueue configurations the
+			deviceClassMappings, and LimitRanges lose device defaults.
 
 			Output: a unified diff on stdout (default), the files rewritten in place
 			(-w, atomically, modes kept), a migrated copy of the tree (--out DIR), or, for

@@ -41,12 +41,17 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 			(extended resources such as nvidia.com/gpu, aws.amazon.com/neuron,
 			vpc.amazonaws.com/efa) and show, per request, where it is, the scheduling
 			hints next to it, and how it maps to Dynamic Resource Allocation:
-			mappable, lossy, unmapped or dra-backed.
+			mappable, lossy, unmapped or dra-backed. Objects that count or govern devices
+			(ResourceQuota, LimitRange, Kueue, Karpenter NodePool, Volcano Queue) have the
+			status governance, with what migration does to them.
 
 			Inputs are files, directories (recursive: .yaml, .yml, .json; hidden
 			directories are not entered) and - for stdin. Multi-document YAML, JSON and
-			kind: List are read. Unrendered Helm templates, broken documents and symlinks
-			leaving the scanned directory are listed as skipped, never dropped silently.
+			kind: List are read. A directory with Chart.yaml is rendered as helm template
+			would (--values, --set), and its findings point at the template line and the
+			values key that fed them. Templates of charts that do not render, broken
+			documents and symlinks leaving the scanned directory are listed as skipped,
+			never dropped silently.
 
 			Exit codes:
 			  0  the inputs were scanned (with or without findings)
