@@ -270,31 +270,17 @@ func governs(docs []*inventory.Document, edited []*Edited, ges []*plan.GovEdit) 
 	if len(ges) == 0 {
 		return edited, nil
 	}
-	byIndex := make(map[int]*inventory.Document, len(docs))
-	for _, d := range docs {
-		byIndex[d.Origin.Index] = d
-	}
-	byRoot := map[*yaml.Node]*Edited{}
-	for _, e := range edited {
-		byRoot[e.Root] = e
-	}
+	rs := newRoots(docs, edited)
 	for _, g := range ges {
-		d := byIndex[g.Index]
-		if d == nil {
-			return nil, fmt.Errorf("line %d: no document %d there", g.Line, g.Index)
+		d, root, err := rs.doc(g.Index, g.Line)
+		if err != nil {
+			return nil, err
 		}
-		root := d.Root
-		if root == nil {
-			root = d.Node.YNode()
-		}
-		e := byRoot[root]
-		if e == nil {
+		if rs.get(root) == nil {
 			if err := duplicateKeys(root); err != nil {
 				return nil, err
 			}
-			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line, before: yaml.CopyYNode(root)}
-			byRoot[root] = e
-			edited = append(edited, e)
+			rs.add(d, root, true)
 		}
 		if err := Govern(d.Node, g); err != nil {
 			if !strings.HasPrefix(err.Error(), "line ") {
@@ -303,13 +289,7 @@ func governs(docs []*inventory.Document, edited []*Edited, ges []*plan.GovEdit) 
 			return nil, err
 		}
 	}
-	slices.SortStableFunc(edited, func(a, b *Edited) int { return a.span.Start - b.span.Start })
-	for _, e := range edited {
-		if err := checkAliases(e.Root); err != nil {
-			return nil, err
-		}
-	}
-	return edited, nil
+	return rs.sorted()
 }
 
 // ApplyGovernance applies governance edits to documents without text (a

@@ -147,6 +147,65 @@ type Edited struct {
 	moved   []string   // comments the edit moved from Root to its new objects
 }
 
+// roots finds a batch's documents by their index and keeps one Edited per
+// document root (the items of a List share their List's), for the edits
+// that come after the workloads' (DRA upgrades, governance).
+type roots struct {
+	byIndex map[int]*inventory.Document
+	byRoot  map[*yaml.Node]*Edited
+	edited  []*Edited
+}
+
+func newRoots(docs []*inventory.Document, edited []*Edited) *roots {
+	r := &roots{byIndex: make(map[int]*inventory.Document, len(docs)), byRoot: map[*yaml.Node]*Edited{}, edited: edited}
+	for _, d := range docs {
+		r.byIndex[d.Origin.Index] = d
+	}
+	for _, e := range edited {
+		r.byRoot[e.Root] = e
+	}
+	return r
+}
+
+// doc returns the document at index and its root; line is the plan's,
+// for the error when the plan does not fit the documents.
+func (r *roots) doc(index, line int) (*inventory.Document, *yaml.Node, error) {
+	d := r.byIndex[index]
+	if d == nil {
+		return nil, nil, fmt.Errorf("line %d: no document %d there", line, index)
+	}
+	if d.Root != nil {
+		return d, d.Root, nil
+	}
+	return d, d.Node.YNode(), nil
+}
+
+// get returns the Edited of root, or nil when nothing edited it yet.
+func (r *roots) get(root *yaml.Node) *Edited { return r.byRoot[root] }
+
+// add starts the Edited of d's root; spliced keeps the node as it was, so
+// that only the lines the edit needs change in the text (splice.go).
+func (r *roots) add(d *inventory.Document, root *yaml.Node, spliced bool) *Edited {
+	e := &Edited{Root: root, span: d.Span, line: d.Origin.Line}
+	if spliced {
+		e.before = yaml.CopyYNode(root)
+	}
+	r.byRoot[root] = e
+	r.edited = append(r.edited, e)
+	return e
+}
+
+// sorted returns the edited roots in file order, checked for aliases.
+func (r *roots) sorted() ([]*Edited, error) {
+	slices.SortStableFunc(r.edited, func(a, b *Edited) int { return a.span.Start - b.span.Start })
+	for _, e := range r.edited {
+		if err := checkAliases(e.Root); err != nil {
+			return nil, err
+		}
+	}
+	return r.edited, nil
+}
+
 // Apply applies DocPlans to the Documents they were made for (matched by
 // document index) and returns the edited roots in file order. Documents
 // without a Root (a KRM function's items) are edited the same way. When

@@ -287,28 +287,15 @@ func upgrades(docs []*inventory.Document, edited []*Edited, ups []*plan.Upgrade)
 	if len(ups) == 0 {
 		return edited, nil
 	}
-	byIndex := make(map[int]*inventory.Document, len(docs))
-	for _, d := range docs {
-		byIndex[d.Origin.Index] = d
-	}
-	byRoot := map[*yaml.Node]*Edited{}
-	for _, e := range edited {
-		byRoot[e.Root] = e
-	}
+	rs := newRoots(docs, edited)
 	for _, u := range ups {
-		d := byIndex[u.Index]
-		if d == nil {
-			return nil, fmt.Errorf("line %d: no document %d there", u.Line, u.Index)
+		d, root, err := rs.doc(u.Index, u.Line)
+		if err != nil {
+			return nil, err
 		}
-		root := d.Root
-		if root == nil {
-			root = d.Node.YNode()
-		}
-		e := byRoot[root]
+		e := rs.get(root)
 		if e == nil {
-			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line}
-			byRoot[root] = e
-			edited = append(edited, e)
+			e = rs.add(d, root, false)
 		}
 		if u.Remove != "" {
 			if items := listOf(root); items != nil {
@@ -342,13 +329,7 @@ func upgrades(docs []*inventory.Document, edited []*Edited, ups []*plan.Upgrade)
 			return nil, fmt.Errorf("line %d: %w", u.Line, err)
 		}
 	}
-	slices.SortStableFunc(edited, func(a, b *Edited) int { return a.span.Start - b.span.Start })
-	for _, e := range edited {
-		if err := checkAliases(e.Root); err != nil {
-			return nil, err
-		}
-	}
-	return edited, nil
+	return rs.sorted()
 }
 
 // ApplyUpgrades applies DRA upgrades to documents without text (a KRM
