@@ -2,6 +2,8 @@ package action
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
@@ -54,7 +56,68 @@ func (m *migration) queuedClasses(findings []inventory.Finding) []plan.KueueMapp
 	p := m.opts.Plan
 	items, _ := plan.Items(queued, m.resolver, plan.ItemOptions{Rules: rules.Options{Target: m.target, AllowLossy: p.AllowLossy, Share: p.Share,
 		ConsumableShares: p.ConsumableShares}, Ignore: p.Ignore})
-	return plan.KueueQueued(items, p.AllowLossy)
+	out := plan.KueueQueued(items, p.AllowLossy)
+	if len(out) > 0 {
+		for _, it := range items {
+			if f := it.Finding; m.queuedAt == nil || f.Origin.Path < m.queuedAt.Origin.Path ||
+				f.Origin.Path == m.queuedAt.Origin.Path && f.Line < m.queuedAt.Line {
+				m.queuedAt = &f
+			}
+		}
+	}
+	return out
+}
+
+// queuedUnmapped warns once, at the first Kueue-queued workload, when the
+// classes such workloads now claim are mapped by no Kueue Configuration
+// in the input: Kueue refuses to admit them ("DeviceClass ... is not
+// mapped in DRA configuration", peers.md §1.4) until the cluster's
+// Configuration, usually in another repository, maps them. KEP-5004 pods
+// need no mapping, and ClusterQueues in the input have their own warning.
+func (m *migration) queuedUnmapped() *inventory.Diagnostic {
+	if len(m.queued) == 0 || m.queuedAt == nil || m.opts.Plan.Strategy == plan.ExtendedResource {
+		return nil
+	}
+	mapped := map[string]bool{}
+	for _, f := range m.govAll {
+		switch f.What {
+		case inventory.GovClusterQueue:
+			return nil
+		case inventory.GovKueueConfig:
+			for _, cs := range f.Mappings {
+				for _, c := range cs {
+					mapped[c] = true
+				}
+			}
+		}
+	}
+	var need []plan.KueueMapping
+	var classes []string
+	for _, q := range m.queued {
+		for _, c := range q.Classes {
+			if mapped[c] {
+				continue
+			}
+			mapped[c] = true
+			classes = append(classes, c)
+			i := slices.IndexFunc(need, func(n plan.KueueMapping) bool { return n.Name == q.Name })
+			if i < 0 {
+				need = append(need, plan.KueueMapping{Name: q.Name})
+				i = len(need) - 1
+			}
+			need[i].Classes = append(need[i].Classes, c)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	slices.SortFunc(need, func(a, b plan.KueueMapping) int { return strings.Compare(a.Name, b.Name) })
+	slices.Sort(classes)
+	f := m.queuedAt
+	return &inventory.Diagnostic{Severity: inventory.Warning, Rule: plan.RuleGovKueueConfig, File: f.Origin.Path, Line: f.Line,
+		Object:  &inventory.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name},
+		Message: "workloads in Kueue queues now claim devices of class " + strings.Join(classes, ", ") + ", and no Kueue Configuration in the input maps them: Kueue admits such a workload only when its Configuration has a deviceClassMappings entry for each class",
+		Fix:     "add to Kueue's Configuration (ConfigMap kueue-manager-config, controller_manager_config.yaml) and restart Kueue, or migrate with the Configuration among the inputs:\n" + plan.KueueSnippet(need)}
 }
 
 // govern plans the governance edits of one batch and adds them to its

@@ -252,6 +252,86 @@ spec:
 	}
 }
 
+// TestGovernanceQueuedWithoutConfiguration: a workload in a Kueue queue
+// that moves to claims is inadmissible until Kueue's Configuration maps
+// its class ("DeviceClass ... is not mapped in DRA configuration"). The
+// Configuration usually lives in the platform's repository, not the
+// team's: migrate says so once, at the first queued workload, with the
+// snippet; not when the input's Configuration maps the class, and not for
+// the extended-resource strategy (Kueue counts KEP-5004 pods by the
+// class's extendedResourceName).
+func TestGovernanceQueuedWithoutConfiguration(t *testing.T) {
+	t.Parallel()
+	job := func(name string) string {
+		return `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ` + name + `
+  labels: {kueue.x-k8s.io/queue-name: team-a}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: t
+        image: x
+        resources: {limits: {nvidia.com/gpu: 1}}
+`
+	}
+	config := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: kueue-manager-config, namespace: kueue-system}
+data:
+  controller_manager_config.yaml: |
+    apiVersion: config.kueue.x-k8s.io/v1beta2
+    kind: Configuration
+    resources:
+      deviceClassMappings:
+      - name: nvidia.com/gpu
+        deviceClassNames: [gpu.nvidia.com]
+`
+	tests := []struct {
+		name     string
+		in       string
+		strategy plan.Strategy
+		want     int
+	}{
+		{name: "no configuration", in: job("a") + "---\n" + job("b"), strategy: plan.Claims, want: 1},
+		{name: "configuration maps the class", in: config + "---\n" + job("a"), strategy: plan.Claims, want: 0},
+		{name: "extended resource", in: job("a"), strategy: plan.ExtendedResource, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "jobs.yaml"), []byte(tt.in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := action.Migrate(context.Background(), action.Input{Paths: []string{"."}, Dir: dir},
+				action.MigrateOptions{Plan: plan.Options{Strategy: tt.strategy, Target: rules.Version{Major: 1, Minor: 36}}, Output: emit.Diff, Out: &strings.Builder{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warns []inventory.Diagnostic
+			for _, d := range res.Diagnostics {
+				if d.Rule == plan.RuleGovKueueConfig {
+					warns = append(warns, d)
+				}
+			}
+			if len(warns) != tt.want {
+				t.Fatalf("want %d %s warnings, got %v", tt.want, plan.RuleGovKueueConfig, res.Diagnostics)
+			}
+			if tt.want == 0 {
+				return
+			}
+			w := warns[0]
+			if w.File != "jobs.yaml" || w.Line != 13 || !strings.Contains(w.Fix, "  - name: nvidia.com/gpu\n    deviceClassNames: [gpu.nvidia.com]\n") {
+				t.Errorf("want the warning at jobs.yaml:13 (the request) with the snippet, got %s:%d %q", w.File, w.Line, w.Fix)
+			}
+		})
+	}
+}
+
 // TestGovernanceDocuments: a KRM function's items (Input.Documents) get
 // the same governance edits as files.
 func TestGovernanceDocuments(t *testing.T) {

@@ -204,6 +204,7 @@ type migration struct {
 	resolver plan.Resolver
 	govAll   []inventory.GovFinding
 	queued   []plan.KueueMapping // classes of Kueue-queued workloads
+	queuedAt *inventory.Finding  // the first of them (queuedUnmapped)
 }
 
 // prepared is the order-free work on one batch, done on the goroutine that
@@ -802,6 +803,9 @@ func (m *migration) documents() {
 // done finishes the result.
 func (m *migration) done() *MigrateResult {
 	r := m.res
+	if d := m.queuedUnmapped(); d != nil {
+		r.Diagnostics = append(r.Diagnostics, *d)
+	}
 	r.Added += len(m.dcs)
 	if r.Plan != nil {
 		r.Plan.Workloads = r.Workloads
