@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,6 +68,10 @@ type chartOptions struct {
 	dopts    detect.Options
 	// render only renders: no tracing, no strategy (simulate).
 	render bool
+	// installed renders a chart as it is installed once migrated: with the
+	// values file migrate wrote beside Chart.yaml, after the user's values
+	// (scan, check). migrate plans from the chart's own values.
+	installed bool
 }
 
 // charts finds the charts among the inputs (a folder holding Chart.yaml,
@@ -132,7 +137,14 @@ func (in Input) chart(ctx context.Context, name, open string, opts chartOptions)
 	if opts.target != (rules.Version{}) {
 		kube = opts.target.String()
 	}
-	c, err := chart.Load(name, chart.Options{Values: in.Charts.Values, Set: in.Charts.Set, SetString: in.Charts.SetString,
+	values := in.Charts.Values
+	if opts.installed {
+		if fi, err := os.Stat(filepath.Join(open, ValuesFileName)); err == nil && fi.Mode().IsRegular() {
+			cr.choice.RenderedWith = filepath.Join(name, ValuesFileName)
+			values = append(slices.Clone(values), cr.choice.RenderedWith)
+		}
+	}
+	c, err := chart.Load(name, chart.Options{Values: values, Set: in.Charts.Set, SetString: in.Charts.SetString,
 		SetFile: in.Charts.SetFile, SetJSON: in.Charts.SetJSON, KubeVersion: kube, Dir: in.Dir})
 	if err != nil {
 		return fail(err)
@@ -176,7 +188,7 @@ func owned(runs []*chartRun) func(open string) bool {
 	}
 	return func(open string) bool {
 		for _, d := range dirs {
-			if chart.Owned(d, open) || open == filepath.Join(d, "values.yaml") {
+			if chart.Owned(d, open) || open == filepath.Join(d, "values.yaml") || open == filepath.Join(d, ValuesFileName) {
 				return true
 			}
 		}

@@ -287,6 +287,45 @@ func renderedObjects(t *testing.T, nodes []*yaml.RNode) map[string]any {
 	return out
 }
 
+// TestChartValuesFileInstalled: once migrate wrote values-kubedra.yaml,
+// scan and check render the chart with it, as it is installed, so the
+// migrated chart passes the gate; without the file they render the
+// chart's own values. The values file itself is the chart's, not a file
+// of manifests.
+func TestChartValuesFileInstalled(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "gpu-app"))
+	in := action.Input{Paths: []string{"gpu-app"}, Dir: dir}
+	count := func() (mappable, unmapped int, with string) {
+		r := scanCharts(t, in, rules.DefaultTarget)
+		if len(r.Report.Charts) != 1 {
+			t.Fatalf("charts %+v", r.Report.Charts)
+		}
+		return r.Report.Summary.Mappable, r.Report.Summary.Unmapped, r.Report.Charts[0].RenderedWith
+	}
+	if m, u, with := count(); m != 1 || u != 0 || with != "" {
+		t.Fatalf("before: %d mappable, %d unmapped, rendered with %q; want 1, 0, none", m, u, with)
+	}
+	migrate(t, in, emit.Write, plan.Options{})
+	if m, u, with := count(); m != 0 || u != 0 || with != filepath.Join("gpu-app", action.ValuesFileName) {
+		t.Errorf("after: %d mappable, %d unmapped, rendered with %q; want none, none, the values file", m, u, with)
+	}
+	cr, err := action.Check(context.Background(), in, action.CheckOptions{ScanOptions: action.ScanOptions{Target: rules.DefaultTarget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range cr.Failing {
+		if f {
+			t.Errorf("after migrate, check fails on %s", cr.Report.Findings[i].Message())
+		}
+	}
+	// migrate still plans from the chart's own values: a second run
+	// changes nothing.
+	if res, _ := migrate(t, in, emit.Write, plan.Options{}); res.Changed != 0 {
+		t.Errorf("a second migrate changed %d files", res.Changed)
+	}
+}
+
 // TestChartValuesFile: migrate writes the values file of a chart whose
 // values take claims and extra objects, beside Chart.yaml (the diff is what
 // -w writes, templates unchanged), and rendering the chart with it gives

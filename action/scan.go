@@ -66,7 +66,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		documents int
 		failed    int
 	)
-	runs := in.charts(ctx, chartOptions{target: opts.Target, set: set, dopts: dopts})
+	runs := in.charts(ctx, chartOptions{target: opts.Target, set: set, dopts: dopts, installed: true})
 	fopts := files.Options{Dir: in.Dir, Batch: 256, Skip: owned(runs)}
 	if !opts.Strict {
 		fopts.Filter = func(doc []byte) bool { return detect.MayRequest(doc) || detect.MayDRA(doc) || detect.MayGovern(doc) }

@@ -40,6 +40,10 @@ type ChartChoice struct {
 	// ValuesFile is the values file of the values-file strategy (beside
 	// Chart.yaml), which migrate writes.
 	ValuesFile string `json:"valuesFile,omitempty"`
+	// RenderedWith is the values file migrate wrote (values-file strategy)
+	// that scan and check rendered the chart with, after the user's values,
+	// as the chart is installed; "" when there is none.
+	RenderedWith string `json:"renderedWith,omitempty"`
 	// ProbeRenders counts the renders the choice and the values-key
 	// tracing took, beyond the chart's own.
 	ProbeRenders int `json:"probeRenders"`

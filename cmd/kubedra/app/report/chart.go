@@ -20,6 +20,9 @@ func chartSection(b *strings.Builder, charts []plan.ChartChoice, items []plan.It
 	b.WriteString("\n")
 	for _, c := range charts {
 		fmt.Fprintf(b, "  %s (%s): %s\n", c.Chart, dash(c.Name), c.Strategy)
+		if c.RenderedWith != "" {
+			fmt.Fprintf(b, "    rendered with %s, which kubedra migrate wrote: install the chart with it\n", c.RenderedWith)
+		}
 		fmt.Fprintf(b, "    %s\n", c.Why)
 		for _, it := range items {
 			if it.Chart == nil || it.Chart.Chart != c.Chart {
