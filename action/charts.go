@@ -331,7 +331,7 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 			return nil, err.Error()
 		}
 		if podClaims != nil && !equalJSON(podClaims, pc) {
-			return nil, "workloads need different pod claims but the chart has one " + keyString(claimsKey) + " value"
+			return nil, "workloads need different pod claims but the chart has one " + chart.KeyString(claimsKey) + " value"
 		}
 		podClaims = pc
 		ctr, err := spec.Pipe(yaml.Lookup(f.ContainerType.ListField(), "[name="+f.Container+"]", "resources", "claims"))
@@ -342,17 +342,17 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 		if err != nil {
 			return nil, err.Error()
 		}
-		leaf := splitKey(cr.findings[i].Chart.Key)
+		leaf := chart.SplitKey(cr.findings[i].Chart.Key)
 		if len(leaf) < 3 || leaf[len(leaf)-2] != "limits" && leaf[len(leaf)-2] != "requests" {
 			return nil, fmt.Sprintf("the values key %s is not a resources map's limits or requests", cr.findings[i].Chart.Key)
 		}
 		res := leaf[:len(leaf)-2]
 		for _, field := range []string{"limits", "requests"} {
-			if has(coalesced, append(slices.Clone(res), field, f.Resource)) {
-				setValue(vals, append(slices.Clone(res), field, f.Resource), nil)
+			if chart.HasValue(coalesced, append(slices.Clone(res), field, f.Resource)) {
+				chart.SetValue(vals, append(slices.Clone(res), field, f.Resource), nil)
 			}
 		}
-		setValue(vals, append(slices.Clone(res), "claims"), cc)
+		chart.SetValue(vals, append(slices.Clone(res), "claims"), cc)
 		// Scheduling fields migrate changed (a GPU-model nodeSelector that
 		// became the claim's selector) follow when the values hold them
 		// verbatim.
@@ -371,11 +371,11 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 			extra = append(extra, v)
 		}
 	}
-	setValue(vals, claimsKey, podClaims)
-	if prev, ok := lookup(coalesced, extraKey).([]any); ok {
+	chart.SetValue(vals, claimsKey, podClaims)
+	if prev, ok := chart.ValueAt(coalesced, extraKey).([]any); ok {
 		extra = append(slices.Clone(prev), extra...)
 	}
-	setValue(vals, extraKey, extra)
+	chart.SetValue(vals, extraKey, extra)
 	text, err := sigsyaml.Marshal(vals)
 	if err != nil {
 		return nil, err.Error()
@@ -395,7 +395,7 @@ func (in Input) valuesFile(ctx context.Context, cr *chartRun, opts chartOptions)
 		return nil, "rendering with the values file differs from migrating the render: " + diff
 	}
 	return text, fmt.Sprintf("the chart's values take pod claims (%s) and extra objects (%s): %s moves the requests to claims, and rendering with it gives what migrating the render gives",
-		keyString(claimsKey), keyString(extraKey), ValuesFileName)
+		chart.KeyString(claimsKey), chart.KeyString(extraKey), ValuesFileName)
 }
 
 // schedulingFields are the pod-spec fields migrate may change besides
@@ -424,7 +424,7 @@ func carrySchedulingFields(vals, coalesced map[string]any, before, after *yaml.R
 		if !bok || a != nil && !aok || len(am) == 0 {
 			// A list or scalar is replaced whole; a field migrate removed
 			// is null (Helm then drops the key, whichever file set it).
-			setValue(vals, path, a)
+			chart.SetValue(vals, path, a)
 			continue
 		}
 		// Keys migrate removed are null: Helm drops those the chart's
@@ -432,14 +432,14 @@ func carrySchedulingFields(vals, coalesced map[string]any, before, after *yaml.R
 		// the proof render says so).
 		for k, v := range bm {
 			if av, ok := am[k]; !ok {
-				setValue(vals, append(slices.Clone(path), k), nil)
+				chart.SetValue(vals, append(slices.Clone(path), k), nil)
 			} else if !equalJSON(av, v) {
-				setValue(vals, append(slices.Clone(path), k), av)
+				chart.SetValue(vals, append(slices.Clone(path), k), av)
 			}
 		}
 		for k, av := range am {
 			if _, ok := bm[k]; !ok {
-				setValue(vals, append(slices.Clone(path), k), av)
+				chart.SetValue(vals, append(slices.Clone(path), k), av)
 			}
 		}
 	}
@@ -495,67 +495,6 @@ func findKey(vals map[string]any, names []string) []string {
 		}
 	}
 	return nil
-}
-
-func lookup(vals map[string]any, p []string) any {
-	var cur any = vals
-	for _, k := range p {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[k]
-	}
-	return cur
-}
-
-func has(vals map[string]any, p []string) bool {
-	m, ok := lookup(vals, p[:len(p)-1]).(map[string]any)
-	if !ok {
-		return false
-	}
-	_, ok = m[p[len(p)-1]]
-	return ok
-}
-
-func setValue(vals map[string]any, p []string, v any) {
-	m := vals
-	for _, k := range p[:len(p)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[p[len(p)-1]] = v
-}
-
-// keyString and splitKey write and read a values path as --set does.
-func keyString(p []string) string {
-	parts := make([]string, len(p))
-	for i, k := range p {
-		parts[i] = strings.ReplaceAll(k, ".", `\.`)
-	}
-	return strings.Join(parts, ".")
-}
-
-func splitKey(s string) []string {
-	var out []string
-	var cur strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '.':
-			cur.WriteByte('.')
-			i++
-		case s[i] == '.':
-			out = append(out, cur.String())
-			cur.Reset()
-		default:
-			cur.WriteByte(s[i])
-		}
-	}
-	return append(out, cur.String())
 }
 
 func toValue(n *yaml.MapNode) (any, error) {

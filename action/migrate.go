@@ -19,6 +19,7 @@ import (
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
+	"github.com/kubedra/kubedra/inventory/kustomize"
 	"github.com/kubedra/kubedra/rewrite"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -708,7 +709,7 @@ func (m *migration) sideFiles() {
 		m.side(path, func(old []byte) ([]byte, error) {
 			for _, r := range m.kustom[path] {
 				var err error
-				if old, err = rewrite.AddResource(old, r); err != nil {
+				if old, err = rewrite.AddEntry(old, "resources", r); err != nil {
 					return nil, err
 				}
 			}
@@ -828,13 +829,7 @@ func (m *migration) done() *MigrateResult {
 
 // kustomization returns the kustomization file in dir (as given), or "".
 func (in Input) kustomization(dir string) string {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		p := filepath.Join(dir, n)
-		if fi, err := os.Stat(in.open(p)); err == nil && fi.Mode().IsRegular() {
-			return p
-		}
-	}
-	return ""
+	return kustomize.KustomizationIn(dir, func(p string) (os.FileInfo, error) { return os.Stat(in.open(p)) })
 }
 
 // deviceClassFile is where extended-resource DeviceClasses go: beside the

@@ -19,9 +19,9 @@
 // encoded in the text's own style (indent width, sequence indentation;
 // JSON stays JSON) and checked to parse, between the untouched bytes, which
 // are kept exactly. New objects follow their workload (a `kind: List` gains
-// them as items) or are returned for a claims file (AppendObjects,
-// AddResource). Apply edits documents without text (a KRM function's
-// items).
+// them as items) or are returned for a claims file (AppendObjects;
+// AddEntry lists the file in a kustomization). Apply edits documents
+// without text (a KRM function's items).
 //
 // rewrite does no I/O and makes no decisions: names, placement and what is
 // left alone were decided by package plan.

@@ -52,12 +52,6 @@ func ref(n *yaml.RNode) string {
 	return n.GetKind() + "/" + n.GetNamespace() + "/" + n.GetName()
 }
 
-// AddResource adds name to the resources list of a kustomization file, if
-// it is not there yet. The file keeps its comments and style.
-func AddResource(src []byte, name string) ([]byte, error) {
-	return AddEntry(src, "resources", name)
-}
-
 // AddEntry adds name to the list field of a kustomization file
 // (resources, configurations), if it is not there yet. Only the added line
 // is new: comments, blank lines and block scalars (inline patches) keep

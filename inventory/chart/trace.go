@@ -88,7 +88,7 @@ func (c *Chart) Trace(ctx context.Context, r *Rendered, dopts detect.Options) (S
 		probe := func(ls []leaf) bool {
 			vals := c.Values()
 			for _, l := range ls {
-				set(vals, l.path, l.probe)
+				SetValue(vals, l.path, l.probe)
 			}
 			st.Renders++
 			pr, err := c.Read(ctx, vals, dopts)
@@ -142,7 +142,7 @@ func (c *Chart) Trace(ctx context.Context, r *Rendered, dopts detect.Options) (S
 			}
 		}
 		if p := fed[i]; p != nil {
-			src.Key = keyString(p)
+			src.Key = KeyString(p)
 			src.ValuesFile, src.ValuesLine = c.valuesLine(p)
 			rfile, rline, ref := reference(templates, f.Origin.Path, c.dependency(f.Origin.Path), p)
 			src.Values = ref
@@ -240,20 +240,6 @@ func scalar(v any) string {
 	return fmt.Sprint(v)
 }
 
-// set sets the leaf at path in vals, making maps on the way.
-func set(vals map[string]any, path []string, v any) {
-	m := vals
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[path[len(path)-1]] = v
-}
-
 // keys identify findings across renders of one chart.
 func keys(fs []inventory.Finding) []string {
 	out := make([]string, len(fs))
@@ -264,16 +250,6 @@ func keys(fs []inventory.Finding) []string {
 		seen[k]++
 	}
 	return out
-}
-
-// keyString is a values path as helm's --set writes it (dots in keys
-// escaped): resources.limits.nvidia\.com/gpu.
-func keyString(p []string) string {
-	parts := make([]string, len(p))
-	for i, k := range p {
-		parts[i] = strings.ReplaceAll(k, ".", `\.`)
-	}
-	return strings.Join(parts, ".")
 }
 
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -347,7 +323,7 @@ func (c *Chart) dependency(path string) string {
 func (c *Chart) valuesLine(p []string) (string, int) {
 	// Helm applies --set-json, --set, --set-string, then --set-file: the
 	// last flag that sets the key wins.
-	key := keyString(p)
+	key := KeyString(p)
 	found := ""
 	for _, fl := range []struct {
 		name string

@@ -489,16 +489,6 @@ func GovernanceItems(fs []inventory.GovFinding, opts GovOptions) []Item {
 	return items
 }
 
-// governMessage is Message for a governance item.
-func (it Item) governMessage() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", it.Workload(), it.Mapping.Reason)
-	if it.Mapping.Fix != "" {
-		fmt.Fprintf(&b, ". Fix: %s", it.Mapping.Fix)
-	}
-	return b.String()
-}
-
 // GovEdit is migrate's edit of one document that governs devices
 // (rewrite applies it to the document's nodes, so comments stay).
 type GovEdit struct {

@@ -257,11 +257,8 @@ func (it Item) Workload() string {
 
 // Message says in one sentence what a finding is and what it means.
 func (it Item) Message() string {
-	if it.Mapping.Upgrade != nil {
-		return it.upgradeMessage()
-	}
-	if it.Mapping.Govern != nil {
-		return it.governMessage()
+	if it.Mapping.Upgrade != nil || it.Mapping.Govern != nil {
+		return it.objectMessage()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: container %s requests %s", it.Workload(), it.Container, it.Resource)

@@ -118,9 +118,10 @@ func judge(f inventory.DRAFinding, target rules.Version) (*rules.Upgrade, rules.
 	return nil, "", "", ""
 }
 
-// upgradeMessage is Message for an item about DRA written for an earlier
-// release.
-func (it Item) upgradeMessage() string {
+// objectMessage is Message for an item about an object rather than a
+// container's request: DRA written for an earlier release, or an object
+// that governs devices.
+func (it Item) objectMessage() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", it.Workload(), it.Mapping.Reason)
 	if it.Mapping.Fix != "" {
