@@ -29,39 +29,54 @@ func buildKubedra(t *testing.T) string {
 	return bin
 }
 
-// toolBin returns a developer tool built from hack/tools (cached under
-// ~/.cache/kubedra-tools). The build takes minutes the first time, so it
-// happens only when KUBEDRA_TOOLS=1 (make dist-check, which make ci runs)
-// or when the tool is already in the cache; otherwise the test is skipped.
+// toolBin returns a developer tool built by `make tools` (hack/tools/build.sh,
+// cached under ~/.cache/kubedra-tools). Tests never build a tool: with
+// KUBEDRA_TOOLS=1 (make dist-check and make e2e, after make tools) a tool
+// that is not built fails the test; otherwise the test is skipped.
 func toolBin(t *testing.T, tool string) string {
 	t.Helper()
-	if _, err := exec.LookPath("flock"); err != nil {
-		t.Skipf("%s: flock not installed", tool)
-	}
-	args := []string{"hack/tools/build.sh", tool}
-	if os.Getenv("KUBEDRA_TOOLS") != "1" {
-		out, err := exec.Command("bash", "hack/tools/build.sh", "--cached", tool).Output()
-		if err != nil {
-			t.Skipf("%s is not built yet: run make dist-check (or KUBEDRA_TOOLS=1 go test) to build it", tool)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	cmd := exec.Command("bash", args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, err := exec.Command("bash", "hack/tools/build.sh", "--cached", tool).Output()
 	if err != nil {
-		t.Fatalf("building %s: %v", tool, err)
+		if os.Getenv("KUBEDRA_TOOLS") == "1" {
+			t.Fatalf("%s is not built: run make tools first (%v)", tool, err)
+		}
+		t.Skipf("%s is not built yet: run make tools (make dist-check does)", tool)
 	}
 	return strings.TrimSpace(string(out))
 }
 
-// TestGoreleaserCheck runs `goreleaser check` on .goreleaser.yaml.
-func TestGoreleaserCheck(t *testing.T) {
-	bin := toolBin(t, "goreleaser")
-	cmd := exec.Command(bin, "check", "--config", ".goreleaser.yaml")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("goreleaser check: %v\n%s", err, out)
+// TestModulesAligned: the modules that build beside kubedra's (the tools
+// module, the e2e tests) require every module they share with it at the
+// same version, so that `make tools` and `make e2e` reuse the packages
+// `make build` and `make test` compiled (hack/align-modules.sh aligns
+// them). It reads the go.mod files (go mod edit -json): no network.
+func TestModulesAligned(t *testing.T) {
+	requires := func(dir string) map[string]string {
+		cmd := exec.Command("go", "mod", "edit", "-json")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go mod edit -json in %s: %v", dir, err)
+		}
+		var mod struct {
+			Require []struct{ Path, Version string }
+		}
+		if err := json.Unmarshal(out, &mod); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, r := range mod.Require {
+			m[r.Path] = r.Version
+		}
+		return m
+	}
+	root := requires(".")
+	for _, dir := range []string{"hack/tools", "test/e2e"} {
+		for path, v := range requires(dir) {
+			if want, ok := root[path]; ok && want != v {
+				t.Errorf("%s requires %s %s, kubedra %s: run hack/align-modules.sh", dir, path, v, want)
+			}
+		}
 	}
 }
 

@@ -1,54 +1,97 @@
 #!/usr/bin/env bash
-# build.sh TOOL... builds developer tools pinned in hack/tools/go.mod into a
-# cache outside the clone and prints each binary's path:
-#   ${KUBEDRA_TOOLS_CACHE:-~/.cache/kubedra-tools}/<tool>/<version>/<tool>
-# The tools module keeps their dependencies out of kubedra's go.sum (as kind
-# does in hack/tools). Builds are cached by version and serialised with flock.
-# helm3 and helm4 have a module each (helm3/, helm4/): both binaries are
-# named helm and built with exactly the dependencies of their own go.mod, as
-# `go install helm.sh/helm/vN/cmd/helm@version` would; they land in
-#   <cache>/helm/<version>/helm
+# build.sh [--cached] TOOL... builds the developer tools pinned in this
+# module (hack/tools/go.mod: kustomize, helm3, helm4) into a cache outside
+# the clone and prints each binary's path:
+#   ${KUBEDRA_TOOLS_CACHE:-${XDG_CACHE_HOME:-~/.cache}/kubedra-tools}/<tool>/<version>-<deps>/<binary>
+# where <deps> is a hash of go.sum, so that a change of any dependency
+# builds anew. make tools runs it before any test; tests only look tools up
+# (--cached) and never build them.
+#
+# One module holds every tool, with the dependencies they share at the
+# versions kubedra's own module uses (hack/align-modules.sh), so client-go,
+# the Helm SDK and kustomize are compiled once, and reused from the Go
+# build cache that `make build` and `make test` filled. Both helms are
+# named helm, so they take two `go build` invocations; everything else is
+# built in the first. Progress (packages compiled, seconds) goes to stderr.
+#
+# --cached prints the path of tools already built and exits 3 at the first
+# that is not, building nothing.
 set -Eeuo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS=-mod=mod
 cache=${KUBEDRA_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubedra-tools}
 declare -A pkgs=(
   [kustomize]=sigs.k8s.io/kustomize/kustomize/v5
-  [goreleaser]=github.com/goreleaser/goreleaser/v2
   [helm3]=helm.sh/helm/v3/cmd/helm
   [helm4]=helm.sh/helm/v4/cmd/helm
 )
-# Tools whose pins live in a module of their own (a folder beside this script)
-# and whose binary has another name than the tool.
-declare -A moddirs=([helm3]=helm3 [helm4]=helm4)
-declare -A mods=([helm3]=helm.sh/helm/v3 [helm4]=helm.sh/helm/v4)
-declare -A names=([helm3]=helm [helm4]=helm)
-# The version stamp helm's Makefile sets (without it `helm version` says v3.22).
-declare -A stamps=([helm3]=helm.sh/helm/v3/internal/version.version [helm4]=helm.sh/helm/v4/internal/version.version)
-# --cached prints the path of tools already built and fails (exit 3) for the
-# first one that is not, building nothing.
+declare -A mods=([kustomize]=sigs.k8s.io/kustomize/kustomize/v5 [helm3]=helm.sh/helm/v3 [helm4]=helm.sh/helm/v4)
+declare -A names=([kustomize]=kustomize [helm3]=helm [helm4]=helm)
+# The version stamps helm's Makefile sets (without them `helm version` says
+# v3.22 whatever was built); -X of a package a binary lacks is ignored.
+stamps=()
 cached=
 if [[ ${1:-} == --cached ]]; then cached=1; shift; fi
+(($#)) || set -- kustomize helm3 helm4
+deps=$(sha256sum go.sum | cut -c1-12)
+declare -A version dir
 for tool in "$@"; do
-  pkg=${pkgs[$tool]:?unknown tool $tool: know ${!pkgs[*]}}
-  mod=${mods[$tool]:-$pkg} moddir=${moddirs[$tool]:-.} name=${names[$tool]:-$tool}
-  version=$(cd "$moddir" && go list -m -f '{{.Version}}' "$mod")
-  dir=$cache/$name/$version
-  if [[ ! -x $dir/$name && -n $cached ]]; then
-    exit 3
+  [[ -n ${pkgs[$tool]:-} ]] || { echo "build.sh: unknown tool $tool: know ${!pkgs[*]}" >&2; exit 2; }
+  version[$tool]=$(go list -m -f '{{.Version}}' "${mods[$tool]}")
+  dir[$tool]=$cache/$tool/${version[$tool]}-$deps
+done
+stamps=(-X "helm.sh/helm/v3/internal/version.version=$(go list -m -f '{{.Version}}' helm.sh/helm/v3)"
+  -X "helm.sh/helm/v4/internal/version.version=$(go list -m -f '{{.Version}}' helm.sh/helm/v4)")
+
+missing=()
+for tool in "$@"; do
+  [[ -x ${dir[$tool]}/${names[$tool]} ]] || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+  [[ -z $cached ]] || exit 3
+  mkdir -p "$cache"
+  exec 9>"$cache/.lock"
+  if ! flock -n 9; then
+    echo "[tools] another build holds $cache/.lock; waiting for it" >&2
+    flock 9
   fi
-  if [[ ! -x $dir/$name ]]; then
-    mkdir -p "$dir"
-    (
-      flock 9
-      if [[ ! -x $dir/$name ]]; then
-        echo "building $tool $version into $dir (first time only)" >&2
-        start=$SECONDS
-        (cd "$moddir" && CGO_ENABLED=0 go build -trimpath ${stamps[$tool]:+-ldflags "-X ${stamps[$tool]}=$version"} -o "$dir/$name.tmp" "$pkg")
-        mv "$dir/$name.tmp" "$dir/$name"
-        echo "built $tool $version in $((SECONDS - start)) s" >&2
-      fi
-    ) 9>"$dir/.lock"
-  fi
-  echo "$dir/$name"
+  # Invocations: every tool with a binary name of its own in the first,
+  # one more for each further tool of a name already taken (helm4).
+  declare -A taken
+  first=() rest=()
+  for tool in "${missing[@]}"; do
+    [[ -x ${dir[$tool]}/${names[$tool]} ]] && continue # built while we waited
+    if [[ -n ${taken[${names[$tool]}]:-} ]]; then rest+=("$tool"); else first+=("$tool"); taken[${names[$tool]}]=1; fi
+  done
+  start=$SECONDS
+  for group in "${first[*]:-}" "${rest[*]:-}"; do
+    [[ -n $group ]] || continue
+    read -ra tools <<<"$group"
+    tmp=$(mktemp -d "$cache/.build.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    list=() targets=()
+    for tool in "${tools[@]}"; do list+=("${pkgs[$tool]}"); targets+=("$tool ${version[$tool]}"); done
+    echo "[tools] building ${targets[*]} (a cold build takes minutes; later runs reuse the binaries)" >&2
+    t0=$SECONDS
+    # -v names each package as it is compiled: a line every 200 of them.
+    CGO_ENABLED=0 go build -v -trimpath -ldflags "${stamps[*]}" -o "$tmp/" "${list[@]}" 2>&1 | {
+      n=0
+      while IFS= read -r line; do
+        case $line in
+        *.go:* | go:* | "#"* | *" error"* | *"error:"*) echo "$line" ;;
+        *) ((++n % 200)) || echo "[tools] $n packages compiled ($((SECONDS - t0)) s)" ;;
+        esac
+      done
+    } >&2
+    for tool in "${tools[@]}"; do
+      mkdir -p "${dir[$tool]}"
+      mv "$tmp/${names[$tool]}" "${dir[$tool]}/${names[$tool]}"
+    done
+    rm -rf "$tmp"
+    echo "[tools] built ${targets[*]} in $((SECONDS - t0)) s" >&2
+  done
+  echo "[tools] done in $((SECONDS - start)) s" >&2
+fi
+for tool in "$@"; do
+  echo "${dir[$tool]}/${names[$tool]}"
 done
