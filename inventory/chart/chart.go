@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/strvals"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -71,7 +71,7 @@ type Chart struct {
 
 	chart *chart.Chart
 	user  map[string]any // the user's values (files, then --set)
-	vo    values.Options // the user's value flags, paths resolved
+	vo    valueFlags     // the user's value flags, paths resolved
 	kube  *chartutil.KubeVersion
 	opts  Options
 }
@@ -105,29 +105,29 @@ func Load(path string, opts Options) (*Chart, error) {
 		return nil, &Error{File: chartFile, Err: err}
 	}
 	if reqs := ch.Metadata.Dependencies; len(reqs) > 0 {
-		if err := action.CheckDependencies(ch, reqs); err != nil {
+		if err := checkDependencies(ch, reqs); err != nil {
 			return nil, &Error{File: chartFile, Err: fmt.Errorf("%w (run helm dependency build %s)", err, path)}
 		}
 	}
 	c := &Chart{Path: path, Name: ch.Name(), chart: ch, opts: opts}
 	vo := valueOptions(opts)
-	for i, f := range vo.ValueFiles {
+	for i, f := range vo.files {
 		if strings.TrimSpace(f) == "-" {
 			// Helm would read the process's stdin, which is kubedra's input.
 			return nil, &Error{File: chartFile, Err: errors.New("--values -: stdin is not read for chart values; give a file")}
 		}
-		vo.ValueFiles[i] = inventory.Resolve(opts.Dir, f)
+		vo.files[i] = inventory.Resolve(opts.Dir, f)
 	}
-	for i, s := range vo.FileValues {
+	for i, s := range vo.setFile {
 		// --set-file key=path: the path is relative to the working folder.
 		if k, p, ok := strings.Cut(s, "="); ok {
 			if strings.TrimSpace(p) == "-" {
 				return nil, &Error{File: chartFile, Err: fmt.Errorf("--set-file %s: stdin is not read for chart values; give a file", s)}
 			}
-			vo.FileValues[i] = k + "=" + inventory.Resolve(opts.Dir, p)
+			vo.setFile[i] = k + "=" + inventory.Resolve(opts.Dir, p)
 		}
 	}
-	if c.user, err = vo.MergeValues(nil); err != nil {
+	if c.user, err = vo.merge(nil); err != nil {
 		return nil, &Error{File: chartFile, Err: fmt.Errorf("reading values: %w", err)}
 	}
 	c.vo = vo
@@ -139,14 +139,39 @@ func Load(path string, opts Options) (*Chart, error) {
 	return c, nil
 }
 
-// valueOptions are Helm's values.Options for opts.
-func valueOptions(opts Options) values.Options {
-	return values.Options{
-		ValueFiles:   slices.Clone(opts.Values),
-		Values:       slices.Clone(opts.Set),
-		StringValues: slices.Clone(opts.SetString),
-		FileValues:   slices.Clone(opts.SetFile),
-		JSONValues:   slices.Clone(opts.SetJSON),
+// checkDependencies is action.CheckDependencies (helm template's check that
+// every dependency Chart.yaml names is under charts/), here so that
+// kubedra does not link Helm's action package, and with it the Kubernetes
+// client, release storage (SQL drivers included) and OCI registry code
+// that rendering never uses.
+func checkDependencies(ch *chart.Chart, reqs []*chart.Dependency) error {
+	var missing []string
+	for _, r := range reqs {
+		if !slices.ContainsFunc(ch.Dependencies(), func(d *chart.Chart) bool { return d.Name() == r.Name }) {
+			missing = append(missing, r.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("found in Chart.yaml, but missing in charts/ directory: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// valueFlags are helm's value flags (its cli/values.Options, whose
+// package reaches remote getters and so the OCI registry code; values
+// here are only ever read from local files).
+type valueFlags struct {
+	files, set, setString, setFile, setJSON []string
+}
+
+// valueOptions are the value flags of opts.
+func valueOptions(opts Options) valueFlags {
+	return valueFlags{
+		files:     slices.Clone(opts.Values),
+		set:       slices.Clone(opts.Set),
+		setString: slices.Clone(opts.SetString),
+		setFile:   slices.Clone(opts.SetFile),
+		setJSON:   slices.Clone(opts.SetJSON),
 	}
 }
 
@@ -158,48 +183,58 @@ func (c *Chart) Values() map[string]any { return copyMap(c.user) }
 // its content, after the user's -f files: as helm does with a last -f, the
 // file is merged over the files and the --set flags apply after it.
 func (c *Chart) ValuesWith(file []byte) (map[string]any, error) {
-	vo := c.vo
-	vo.ValueFiles = append(slices.Clone(vo.ValueFiles), "")
-	var base map[string]any
-	for i, f := range vo.ValueFiles {
-		data := file
-		if i < len(vo.ValueFiles)-1 {
-			var err error
-			if data, err = os.ReadFile(f); err != nil {
-				return nil, err
-			}
-		}
+	return c.vo.merge(&file)
+}
+
+// merge is what helm's MergeValues makes of the flags: the values files
+// merged in order (then last, when it is not nil), then --set-json, --set,
+// --set-string and --set-file applied in that order.
+func (vo valueFlags) merge(last *[]byte) (map[string]any, error) {
+	base := map[string]any{}
+	read := func(name string, data []byte) error {
 		cur := map[string]any{}
 		if err := sigsyaml.Unmarshal(data, &cur); err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", or(f, "the values file"), err)
+			return fmt.Errorf("failed to parse %s: %w", or(name, "the values file"), err)
 		}
 		base = mergeMaps(base, cur)
+		return nil
 	}
-	if base == nil {
-		base = map[string]any{}
+	for _, f := range vo.files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := read(f, data); err != nil {
+			return nil, err
+		}
 	}
-	for _, v := range vo.JSONValues {
+	if last != nil {
+		if err := read("", *last); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range vo.setJSON {
 		if err := strvals.ParseJSON(v, base); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("failed parsing --set-json data %s", v)
 		}
 	}
-	for _, v := range vo.Values {
+	for _, v := range vo.set {
 		if err := strvals.ParseInto(v, base); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("failed parsing --set data: %w", err)
 		}
 	}
-	for _, v := range vo.StringValues {
+	for _, v := range vo.setString {
 		if err := strvals.ParseIntoString(v, base); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("failed parsing --set-string data: %w", err)
 		}
 	}
-	for _, v := range vo.FileValues {
+	for _, v := range vo.setFile {
 		reader := func(rs []rune) (any, error) {
 			b, err := os.ReadFile(string(rs))
 			return string(b), err
 		}
 		if err := strvals.ParseIntoFile(v, base, reader); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("failed parsing --set-file data: %w", err)
 		}
 	}
 	return base, nil
@@ -259,12 +294,41 @@ func (c *Chart) Render(ctx context.Context, vals map[string]any) ([]File, error)
 	if vals == nil {
 		vals = copyMap(c.user)
 	}
-	cfg := &action.Configuration{Log: func(string, ...any) {}}
-	inst := action.NewInstall(cfg)
-	inst.DryRun, inst.ClientOnly, inst.Replace = true, true, true
-	inst.ReleaseName, inst.Namespace = ReleaseName, Namespace
-	inst.KubeVersion = c.kube
-	rel, err := inst.RunWithContext(ctx, c.chart, vals)
+	// What `helm template` (an Install with DryRun and ClientOnly) does up
+	// to the manifests, with the engine and release packages it calls:
+	// dependencies enabled by the values, the default capabilities at the
+	// target's version, values checked against values.schema.json, the
+	// chart's kubeVersion range, the engine without cluster lookups, NOTES
+	// dropped, manifests and hooks sorted in install order.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(c.chart, vals); err != nil {
+		return nil, c.locate(err)
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	if c.kube != nil {
+		caps.KubeVersion = *c.kube
+	}
+	options := chartutil.ReleaseOptions{Name: ReleaseName, Namespace: Namespace, Revision: 1, IsInstall: true}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(c.chart, vals, options, caps, false)
+	if err != nil {
+		return nil, c.locate(err)
+	}
+	if kv := c.chart.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
+		return nil, c.locate(fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String()))
+	}
+	var e engine.Engine
+	rendered, err := e.Render(c.chart, top)
+	if err != nil {
+		return nil, c.locate(err)
+	}
+	for name := range rendered {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(rendered, name)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(rendered, nil, releaseutil.InstallOrder)
 	if err != nil {
 		return nil, c.locate(err)
 	}
@@ -282,14 +346,10 @@ func (c *Chart) Render(ctx context.Context, vals map[string]any) ([]File, error)
 		byName[source] = len(out)
 		out = append(out, File{Source: source, Path: c.path(source), Text: []byte(text + "\n")})
 	}
-	for _, part := range strings.Split(rel.Manifest, "---\n# Source: ") {
-		source, text, ok := strings.Cut(part, "\n")
-		if !ok || source == "" {
-			continue
-		}
-		add(source, text)
+	for _, m := range manifests {
+		add(m.Name, m.Content)
 	}
-	for _, h := range rel.Hooks {
+	for _, h := range hooks {
 		add(h.Path, h.Manifest)
 	}
 	return out, nil
