@@ -579,17 +579,23 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// chartFindings are the charts' traced findings and diagnostics.
-func chartFindings(runs []*chartRun) ([]inventory.Finding, inventory.Diagnostics, []plan.ChartChoice) {
-	var fs []inventory.Finding
+// chartFindings are what detection found in the charts' renders (device
+// requests traced to their templates, DRA objects, objects that count
+// devices) and their diagnostics.
+func chartFindings(runs []*chartRun) (detect.Result, inventory.Diagnostics, []plan.ChartChoice) {
+	var found detect.Result
 	var ds inventory.Diagnostics
 	choices := []plan.ChartChoice{}
 	for _, cr := range runs {
-		fs = append(fs, cr.findings...)
+		found.Findings = append(found.Findings, cr.findings...)
+		if cr.r != nil {
+			found.DRA = append(found.DRA, cr.r.DRA...)
+			found.Gov = append(found.Gov, cr.r.Gov...)
+		}
 		ds = append(ds, cr.diags...)
 		choices = append(choices, cr.choice)
 	}
-	return fs, ds, choices
+	return found, ds, choices
 }
 
 // RuleChartStrategy is the rule id of the diagnostic that tells a chart's

@@ -551,3 +551,46 @@ func assertValuesFileRender(t *testing.T, dir string, set, user []string, values
 		t.Errorf("render with the values file differs from migrating the render (-migrated +rendered):\n%s", d)
 	}
 }
+
+// TestChartSourceDetectsLikeFiles (issue 23): a chart's templates are
+// detected as the same documents in a folder are, by the one detection
+// call: device requests, objects that count devices (a ResourceQuota) and
+// DRA written for older releases alike. (The chart source ran device
+// detection only: the quota and the beta claim template were lost.)
+func TestChartSourceDetectsLikeFiles(t *testing.T) {
+	docs := map[string]string{
+		"pod.yaml":   "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n  - name: c\n    image: cuda\n    resources: {limits: {nvidia.com/gpu: 1}}\n",
+		"quota.yaml": "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpus, namespace: ml}\nspec:\n  hard:\n    requests.nvidia.com/gpu: \"4\"\n",
+		"claim.yaml": betaClaim,
+	}
+	dir := t.TempDir()
+	for name, text := range docs {
+		for _, p := range []string{filepath.Join(dir, "plain", name), filepath.Join(dir, "chart", "templates", name)} {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "chart", "Chart.yaml"), []byte("apiVersion: v2\nname: c\nversion: 0.1.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kinds := func(path string) []string {
+		res := scanCharts(t, action.Input{Paths: []string{path}, Dir: dir}, rules.DefaultTarget)
+		var out []string
+		for _, it := range res.Report.Findings {
+			out = append(out, filepath.Base(it.File)+" "+it.Resource+" "+string(it.Status))
+		}
+		slices.Sort(out)
+		return out
+	}
+	plain, charted := kinds("plain"), kinds("chart")
+	if len(plain) < 3 {
+		t.Fatalf("the folder gives %q: want the request, the quota and the claim template", plain)
+	}
+	if !slices.Equal(plain, charted) {
+		t.Errorf("as a chart's templates: %q\nas a folder:          %q", charted, plain)
+	}
+}

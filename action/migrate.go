@@ -245,9 +245,10 @@ func (m *migration) detect(f *files.File, p *prepared) {
 				continue
 			}
 		}
-		p.findings = append(p.findings, detect.Document(d, m.dopts)...)
-		p.dra = append(p.dra, detect.DRA(d, m.dopts)...)
-		p.gov = append(p.gov, detect.Governance(d)...)
+		r := detect.All([]*inventory.Document{d}, m.dopts)
+		p.findings = append(p.findings, r.Findings...)
+		p.dra = append(p.dra, r.DRA...)
+		p.gov = append(p.gov, r.Gov...)
 	}
 }
 

@@ -50,17 +50,16 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
 	iopts := plan.ItemOptions{Rules: rules.Options{Target: opts.Target}, Ignore: opts.Ignore}
 	if in.Documents != nil {
-		items, bugs := plan.Items(detect.Documents(in.Documents, dopts), set, iopts)
-		items = withUpgrades(items, detect.DRADocuments(in.Documents, dopts), opts)
-		items = withGovernance(items, detect.GovernanceDocuments(in.Documents), set, opts)
+		r := detect.All(in.Documents, dopts)
+		items, bugs := plan.Items(r.Findings, set, iopts)
+		items = withUpgrades(items, r.DRA, opts)
+		items = withGovernance(items, r.Gov, set, opts)
 		return &ScanResult{Report: plan.NewReport(items, bugs, 0, len(in.Documents)), Diagnostics: bugs, Failed: len(bugs)}, nil
 	}
 
 	var (
 		mu        sync.Mutex
-		findings  []inventory.Finding
-		dras      []inventory.DRAFinding
-		govs      []inventory.GovFinding
+		found     detect.Result
 		diags     inventory.Diagnostics
 		nFiles    int
 		documents int
@@ -69,27 +68,19 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	runs := in.charts(ctx, chartOptions{target: opts.Target, set: set, dopts: dopts, installed: true})
 	fopts := files.Options{Dir: in.Dir, Batch: 256, Skip: owned(runs)}
 	if !opts.Strict {
-		fopts.Filter = func(doc []byte) bool { return detect.MayRequest(doc) || detect.MayDRA(doc) || detect.MayGovern(doc) }
+		fopts.Filter = detect.May
 	}
 	err := files.Read(ctx, in.Paths, in.Stdin, fopts, func(f *files.File) error {
-		var fs []inventory.Finding
-		var ds []inventory.DRAFinding
-		var gs []inventory.GovFinding
-		bug := guard(func() {
-			fs = detect.Documents(f.Docs, dopts)
-			ds = detect.DRADocuments(f.Docs, dopts)
-			gs = detect.GovernanceDocuments(f.Docs)
-		})
+		var r detect.Result
+		bug := guard(func() { r = detect.All(f.Docs, dopts) })
 		mu.Lock()
 		defer mu.Unlock()
 		if bug != nil {
-			fs, ds, gs = nil, nil, nil
+			r = detect.Result{}
 			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: plan.RuleInternal, File: f.Path, Message: bug.Error()})
 			failed++
 		}
-		findings = append(findings, fs...)
-		dras = append(dras, ds...)
-		govs = append(govs, gs...)
+		found.Add(r)
 		diags = append(diags, f.Diagnostics...)
 		documents += f.Documents
 		failed += f.ParseErrors
@@ -100,7 +91,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 			nFiles++
 		}
 		if opts.OnFile != nil {
-			opts.OnFile(len(fs) + len(ds) + len(gs))
+			opts.OnFile(r.Len())
 		}
 		return nil
 	})
@@ -115,7 +106,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		diags = append(diags, kd...)
 	}
 	cfs, cdiags, charts := chartFindings(runs)
-	findings = append(findings, cfs...)
+	found.Add(cfs)
 	for _, d := range cdiags {
 		if d.Severity == inventory.Error {
 			failed++
@@ -128,9 +119,9 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 			documents += len(cr.r.Docs)
 		}
 	}
-	items, bugs := plan.Items(findings, set, iopts)
-	items = withUpgrades(items, dras, opts)
-	items = withGovernance(items, govs, set, opts)
+	items, bugs := plan.Items(found.Findings, set, iopts)
+	items = withUpgrades(items, found.DRA, opts)
+	items = withGovernance(items, found.Gov, set, opts)
 	diags = append(diags, bugs...)
 	failed += len(bugs)
 	slices.SortStableFunc(diags, func(a, b inventory.Diagnostic) int {

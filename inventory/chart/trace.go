@@ -18,19 +18,24 @@ import (
 	"github.com/kubedra/kubedra/inventory/files"
 )
 
-// Rendered is a chart rendered and read: its documents and their device
-// requests. Documents and findings name the template file (File.Path);
-// their lines are lines of the rendered text until Trace moves the
-// findings' lines to the template.
+// Rendered is a chart rendered and read: its documents and what detection
+// finds in them (as in any other source: detect.All). Documents and
+// findings name the template file (File.Path); their lines are lines of
+// the rendered text until Trace moves the device findings' lines to the
+// template.
 type Rendered struct {
-	Files       []File
-	Docs        []*inventory.Document
-	Findings    []inventory.Finding
+	Files    []File
+	Docs     []*inventory.Document
+	Findings []inventory.Finding
+	// DRA and Gov are the DRA objects and the objects that count devices
+	// (quotas, queues) the templates render.
+	DRA         []inventory.DRAFinding
+	Gov         []inventory.GovFinding
 	Diagnostics inventory.Diagnostics // rendered text that does not parse
 }
 
 // Read renders the chart (with vals, nil: the user's values) and detects
-// the device requests of what it rendered.
+// what it rendered.
 func (c *Chart) Read(ctx context.Context, vals map[string]any, dopts detect.Options) (*Rendered, error) {
 	fs, err := c.Render(ctx, vals)
 	if err != nil {
@@ -45,7 +50,10 @@ func (c *Chart) Read(ctx context.Context, vals map[string]any, dopts detect.Opti
 			r.Diagnostics = append(r.Diagnostics, d)
 		}
 		r.Docs = append(r.Docs, pf.Docs...)
-		r.Findings = append(r.Findings, detect.Documents(pf.Docs, dopts)...)
+		found := detect.All(pf.Docs, dopts)
+		r.Findings = append(r.Findings, found.Findings...)
+		r.DRA = append(r.DRA, found.DRA...)
+		r.Gov = append(r.Gov, found.Gov...)
 	}
 	return r, nil
 }

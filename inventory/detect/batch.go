@@ -1,0 +1,39 @@
+package detect
+
+import "github.com/kubedra/kubedra/inventory"
+
+// Result is everything detection finds in a set of documents: device
+// requests, DRA objects (every resource.k8s.io object, classic parameters,
+// feature gates) and objects that count or govern devices.
+type Result struct {
+	Findings []inventory.Finding
+	DRA      []inventory.DRAFinding
+	Gov      []inventory.GovFinding
+}
+
+// All runs every detection over docs, in order: the one call each source
+// (files, stdin, a chart's render) makes, so that no source sees only a
+// part of what a document holds.
+func All(docs []*inventory.Document, opts Options) Result {
+	var r Result
+	for _, d := range docs {
+		r.Findings = append(r.Findings, Document(d, opts)...)
+		r.DRA = append(r.DRA, DRA(d, opts)...)
+		r.Gov = append(r.Gov, Governance(d)...)
+	}
+	return r
+}
+
+// Add appends o's findings to r's.
+func (r *Result) Add(o Result) {
+	r.Findings = append(r.Findings, o.Findings...)
+	r.DRA = append(r.DRA, o.DRA...)
+	r.Gov = append(r.Gov, o.Gov...)
+}
+
+// Len is the number of findings of every kind.
+func (r Result) Len() int { return len(r.Findings) + len(r.DRA) + len(r.Gov) }
+
+// May reports whether a document's text may hold anything All finds: the
+// one byte pre-filter, so that documents that cannot matter are not parsed.
+func May(doc []byte) bool { return MayRequest(doc) || MayDRA(doc) || MayGovern(doc) }
