@@ -43,8 +43,8 @@ CI_STEPS ?= verify test fuzz-short tools dist-check lcp e2e
 ci: ## what .ci/run runs: verify, test, a short fuzz run, the tools, dist-check, the control plane and e2e
 	@bash hack/steps.sh $(CI_STEPS)
 
-bench: ## benchmarks with ratios against an in-run baseline
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 60m ./bench/...
+bench: build ## benchmarks with ratios against an in-run baseline
+	KUBEDRA_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 60m ./bench/...
 
 bench-e2e: build ## audit at scale (2,000 nodes, 50,000 pods) against kubectl on a real control plane (~15 min seeding)
 	cd test/e2e && KUBEDRA_SCALE=1 KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run TestAuditScale -v -timeout 60m ./audit/

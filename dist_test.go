@@ -3,31 +3,50 @@ package kubedra_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"text/template"
 
 	"sigs.k8s.io/yaml"
 )
 
-// buildKubedra builds the CLI once per test binary run.
+// buildKubedra is the CLI: KUBEDRA_TEST_BIN (make test and make
+// dist-check build bin/kubedra first), else built once per test binary.
 func buildKubedra(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv("KUBEDRA_TEST_BIN"); bin != "" {
-		return bin // a kubedra built beforehand (make dist-check builds bin/kubedra)
+		return bin
 	}
-	bin := filepath.Join(t.TempDir(), "kubedra")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kubedra")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	kubedraOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kubedra-test-")
+		if err != nil {
+			kubedraErr = err
+			return
+		}
+		kubedraPath = filepath.Join(dir, "kubedra")
+		cmd := exec.Command("go", "build", "-o", kubedraPath, "./cmd/kubedra")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			kubedraErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if kubedraErr != nil {
+		t.Fatal(kubedraErr)
 	}
-	return bin
+	return kubedraPath
 }
+
+var (
+	kubedraOnce sync.Once
+	kubedraPath string
+	kubedraErr  error
+)
 
 // toolBin returns a developer tool built by `make tools` (hack/tools/build.sh,
 // cached under ~/.cache/kubedra-tools). Tests never build a tool: with

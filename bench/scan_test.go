@@ -35,11 +35,15 @@ var (
 	binErr  error
 )
 
-// kubedraBinary builds the binary once, to measure peak RSS in a process
-// of its own.
+// kubedraBinary is the binary, to measure peak RSS in a process of its
+// own: KUBEDRA_TEST_BIN (make bench builds bin/kubedra first), else built
+// once.
 func kubedraBinary(b *testing.B) string {
 	b.Helper()
 	binOnce.Do(func() {
+		if binPath = os.Getenv("KUBEDRA_TEST_BIN"); binPath != "" {
+			return
+		}
 		dir, err := os.MkdirTemp("", "kubedra-bench-")
 		if err != nil {
 			binErr = err

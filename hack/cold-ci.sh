@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# cold-ci.sh [--keep] [--warm DIR] runs .ci/run as CI does on a new machine:
+# cold-ci.sh [--keep] [--warm DIR] [--make TARGET] runs .ci/run as CI does
+# on a new machine:
 # in a fresh clone of this repository's HEAD, with ../shared beside it, an
 # empty Go module cache (GOMODCACHE), an empty Go build cache (GOCACHE), an
 # empty XDG_CACHE_HOME and a new HOME, so nothing an earlier run built
@@ -10,18 +11,21 @@
 #   --warm DIR  reuse DIR's caches from an earlier cold run: the warm figure
 #               (a second run on the same machine, caches kept, a new clone)
 #   --keep      keep the work folder (caches included) for a --warm run
+#   --make T    run `make T` instead of .ci/run (--make run: the README's
+#               first command on a new machine)
 #
 # Machine packages (make, git, chromium...) are what .ci/run installs with
 # apt-get when absent; they are not removed here, so a machine without
 # chromium adds its install (about a minute) to the first run.
 set -Eeuo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-keep= warm=
+keep= warm= target=
 while (($#)); do
   case $1 in
   --keep) keep=1 ;;
   --warm) warm=${2:?--warm DIR}; shift ;;
-  *) echo "usage: cold-ci.sh [--keep] [--warm DIR]" >&2; exit 2 ;;
+  --make) target=${2:?--make TARGET}; shift ;;
+  *) echo "usage: cold-ci.sh [--keep] [--warm DIR] [--make TARGET]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -52,11 +56,13 @@ rc=0
   cd "$work/main"
   env HOME="$work/home" XDG_CACHE_HOME="$work/home/.cache" GOMODCACHE="$work/gomodcache" \
     GOCACHE="$work/gocache" GOPATH="$work/gopath" TMPDIR="$work/tmp" CI=true \
-    bash .ci/run </dev/null
+    bash -c 'if [[ -n $1 ]]; then export PATH=$PATH:/usr/local/go/bin GOTOOLCHAIN=local; exec make "$1"; fi; exec bash .ci/run' _ "$target" </dev/null
 ) >"$log" 2>&1 || rc=$?
 # The step table hack/steps.sh printed, then the whole run.
 sed -n '/^=== step times/,$p' "$log" >&2
-printf 'cold-ci: .ci/run exit %d, %d s wall in all (clone included)\n' "$rc" $((SECONDS - start)) >&2
+what=.ci/run
+[[ -z $target ]] || what="make $target"
+printf 'cold-ci: %s exit %d, %d s wall in all (clone included)\n' "$what" "$rc" $((SECONDS - start)) >&2
 if ((rc)); then
   echo "cold-ci: last lines of the log:" >&2
   tail -40 "$log" >&2
