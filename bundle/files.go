@@ -328,10 +328,3 @@ func labelList(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-func pluginNames(ps []PluginAction) string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Namespace+"/"+p.Name)
-	}
-	return strings.Join(out, ", ")
-}

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
@@ -210,6 +209,3 @@ func splitPath(p string) []string {
 	}
 	return out
 }
-
-// quantity parses a count written as a quantity.
-func quantity(q resource.Quantity) int64 { return q.Value() }

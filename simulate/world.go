@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -175,9 +174,6 @@ func containsString(l []string, s string) bool {
 	return false
 }
 
-// Class returns the world's DeviceClass name, or nil.
-func (w *World) Class(name string) *resourceapi.DeviceClass { return w.classes[name] }
-
 // Pools lists the pools in the order their first node was added.
 func (w *World) Pools() []string { return w.pools }
 
@@ -252,8 +248,6 @@ func (n *Node) commit(results []resourceapi.AllocationResult) {
 		}
 	}
 }
-
-func (n *Node) String() string { return fmt.Sprintf("%s (pool %s, %s)", n.Name, n.Pool, n.Mode) }
 
 // Objects returns the world's nodes as Kubernetes Nodes (labels, taints,
 // the extended resources in status capacity and allocatable) and their

@@ -100,9 +100,6 @@ func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
 	return f, nil
 }
 
-// Equal adds text that is the same in the old and the new file.
-func (f *File) Equal(text []byte) error { return f.Change(text, text) }
-
 // Change adds a piece of the old file and what replaces it.
 func (f *File) Change(old, new []byte) error {
 	if !bytes.Equal(old, new) {

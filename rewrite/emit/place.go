@@ -30,12 +30,6 @@ var temps = struct {
 	names map[string]bool
 }{names: map[string]bool{}}
 
-func track(name string) {
-	temps.Lock()
-	temps.names[name] = true
-	temps.Unlock()
-}
-
 func untrack(name string) {
 	temps.Lock()
 	delete(temps.names, name)
