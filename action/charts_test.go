@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/chart"
 	"github.com/kubedra/kubedra/inventory/detect"
@@ -27,28 +27,6 @@ import (
 )
 
 const chartTestdata = "../inventory/chart/testdata"
-
-// copyTree copies the folder src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 func scanCharts(t *testing.T, in action.Input, target rules.Version) *action.ScanResult {
 	t.Helper()
@@ -66,7 +44,7 @@ func scanCharts(t *testing.T, in action.Input, target rules.Version) *action.Sca
 // are scanned, and the failed chart counts as an input not read (exit 1).
 func TestChartTemplatesRendered(t *testing.T) {
 	dir := t.TempDir()
-	copyTree(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "repo", "gpu-app"))
+	testfs.Copy(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "repo", "gpu-app"))
 	write := func(name, text string) {
 		p := filepath.Join(dir, "repo", name)
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
@@ -154,8 +132,8 @@ func TestCorpusAssembledChartStrategies(t *testing.T) {
 	for _, tc := range assembled {
 		t.Run(tc.chart, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), filepath.Base(tc.chart))
-			copyTree(t, filepath.Join(corpus, tc.chart), dir)
-			copyTree(t, filepath.Join(chartTestdata, "deps", tc.dep), filepath.Join(dir, "charts", tc.dep))
+			testfs.Copy(t, filepath.Join(corpus, tc.chart), dir)
+			testfs.Copy(t, filepath.Join(chartTestdata, "deps", tc.dep), filepath.Join(dir, "charts", tc.dep))
 			vals := tc.values
 			vals.Values = slices.Clone(vals.Values)
 			for i, v := range vals.Values {
@@ -294,7 +272,7 @@ func renderedObjects(t *testing.T, nodes []*yaml.RNode) map[string]any {
 // of manifests.
 func TestChartValuesFileInstalled(t *testing.T) {
 	dir := t.TempDir()
-	copyTree(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "gpu-app"))
+	testfs.Copy(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "gpu-app"))
 	in := action.Input{Paths: []string{"gpu-app"}, Dir: dir}
 	count := func() (mappable, unmapped int, with string) {
 		r := scanCharts(t, in, rules.DefaultTarget)
@@ -332,7 +310,7 @@ func TestChartValuesFileInstalled(t *testing.T) {
 // the objects that migrating the chart's render gives.
 func TestChartValuesFile(t *testing.T) {
 	dir := t.TempDir()
-	copyTree(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "gpu-app"))
+	testfs.Copy(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "gpu-app"))
 	in := action.Input{Paths: []string{"gpu-app"}, Dir: dir}
 	template, _ := os.ReadFile(filepath.Join(dir, "gpu-app", "templates", "deployment.yaml"))
 
@@ -457,7 +435,7 @@ func TestChartValuesFileProved(t *testing.T) {
 	} {
 		t.Run(tc.set+tc.values, func(t *testing.T) {
 			dir := t.TempDir()
-			copyTree(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "gpu-app"))
+			testfs.Copy(t, filepath.Join(chartTestdata, "gpu-app"), filepath.Join(dir, "gpu-app"))
 			in := action.Input{Paths: []string{"gpu-app"}, Dir: dir}
 			if tc.set != "" {
 				in.Charts.Set = []string{tc.set}

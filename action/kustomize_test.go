@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/kustomize"
 	"github.com/kubedra/kubedra/rewrite/emit"
@@ -428,7 +429,7 @@ func topKustomizations(t *testing.T, dir string) []string {
 func tempTree(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
-	copyTree(t, src, dst)
+	testfs.Copy(t, src, dst)
 	return dst
 }
 

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -53,23 +54,12 @@ metadata: {namespace: ml, name: beta}
 spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
 `
 
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // TestCheckDRAUpgrade: a repository of classic DRA no longer passes check,
 // under any gate; a version the target still serves with --runtime-config
 // fails only --fail-on any.
 func TestCheckDRAUpgrade(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, map[string]string{"a-claims.yaml": classicClaims, "b-params.yaml": classicParams, "c-beta.yaml": betaClaim})
+	dir := testfs.Tree(t, map[string]string{"a-claims.yaml": classicClaims, "b-params.yaml": classicParams, "c-beta.yaml": betaClaim})
 	for _, tc := range []struct {
 		gate   action.Gate
 		target rules.Version
@@ -103,7 +93,7 @@ func TestCheckDRAUpgrade(t *testing.T) {
 // reference up; a second run changes nothing.
 func TestMigrateDRAUpgrade(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, map[string]string{"a-claims.yaml": classicClaims, "b-params.yaml": classicParams})
+	dir := testfs.Tree(t, map[string]string{"a-claims.yaml": classicClaims, "b-params.yaml": classicParams})
 	opts := action.MigrateOptions{Output: emit.Write, Plan: plan.Options{Target: rules.Version{Major: 1, Minor: 38}}}
 	res, err := action.Migrate(context.Background(), action.Input{Paths: []string{"."}, Dir: dir}, opts)
 	if err != nil {

@@ -13,42 +13,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
-
-// copyTree copies the regular files (and symlinks) of src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(l, to)
-		case d.Type().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(to, b, 0o644)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // treeFiles returns the regular files under dir (relative name -> content).
 func treeFiles(t *testing.T, dir string) map[string]string {
@@ -129,8 +98,8 @@ func TestCorpusSafety(t *testing.T) {
 	base := t.TempDir()
 	one := filepath.Join(base, "one", "corpus")
 	two := filepath.Join(base, "elsewhere", "deeper", "corpus")
-	copyTree(t, corpus, one)
-	copyTree(t, corpus, two)
+	testfs.Copy(t, corpus, one)
+	testfs.Copy(t, corpus, two)
 
 	outOne := filepath.Join(base, "out-one")
 	res := corpusMigrate(t, action.Input{Paths: []string{"corpus"}, Dir: filepath.Dir(one)}, emit.Tree, nil, "../out-one")

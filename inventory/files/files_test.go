@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/files"
 )
@@ -67,19 +68,6 @@ func collect(t *testing.T, paths []string, stdin string, opts files.Options) map
 	return got
 }
 
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 const multi = `# leading comment
 apiVersion: v1
 kind: Pod
@@ -119,7 +107,7 @@ func TestReadDocuments(t *testing.T) {
 		Text:      multi,
 	}
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"m.yaml": multi})
+	testfs.Write(t, dir, map[string]string{"m.yaml": multi})
 	p := filepath.Join(dir, "m.yaml")
 	for name, opts := range map[string]files.Options{
 		"whole":    {},
@@ -144,7 +132,7 @@ func TestReadDocuments(t *testing.T) {
 func TestReadSkips(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, dir, map[string]string{
+	testfs.Write(t, dir, map[string]string{
 		"chart/templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x\" . }}\n",
 		"chart/templates/if.yaml":     "{{- if .Values.gpu }}\napiVersion: v1\nkind: Pod\n{{- end }}\n",
 		"argo.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  templates:\n  - name: t\n" +
@@ -154,7 +142,7 @@ func TestReadSkips(t *testing.T) {
 		".git/x.yaml": "apiVersion: v1\nkind: Pod\n",
 	})
 	outside := t.TempDir()
-	write(t, outside, map[string]string{"secret.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: outside}\n"})
+	testfs.Write(t, outside, map[string]string{"secret.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: outside}\n"})
 	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "link.yaml")); err != nil {
 		t.Skip("symlinks not supported:", err)
 	}
@@ -226,7 +214,7 @@ func TestReadFilterAndOrder(t *testing.T) {
 	var want []string
 	for i := range 40 {
 		name := filepath.Join(dir, strings.Repeat("a", i%3+1)+string(rune('a'+i%26))+strings.Repeat("z", i/26)+".yaml")
-		write(t, dir, map[string]string{filepath.Base(name): "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\nkind: Secret\n"})
+		testfs.Write(t, dir, map[string]string{filepath.Base(name): "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\nkind: Secret\n"})
 		want = append(want, name)
 	}
 	slices.Sort(want)
@@ -273,7 +261,7 @@ func TestReadDocumentEnd(t *testing.T) {
 func TestReadDir(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"m/a.yaml": "kind: A\n", "m/sub/b.yaml": "kind: B\n", "c.yaml": "kind: C\n"})
+	testfs.Write(t, dir, map[string]string{"m/a.yaml": "kind: A\n", "m/sub/b.yaml": "kind: B\n", "c.yaml": "kind: C\n"})
 	var paths []string
 	err := files.Read(context.Background(), []string{"m", "./c.yaml", "missing.yaml"}, nil, files.Options{Dir: dir, Ordered: true},
 		func(f *files.File) error {
@@ -300,7 +288,7 @@ func TestReadPrepare(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for i := range 20 {
-		write(t, dir, map[string]string{fmt.Sprintf("f%02d.yaml", i): "kind: A\n---\nkind: B\n"})
+		testfs.Write(t, dir, map[string]string{fmt.Sprintf("f%02d.yaml", i): "kind: A\n---\nkind: B\n"})
 	}
 	var prepared sync.Map
 	n := 0
@@ -335,7 +323,7 @@ func TestParse(t *testing.T) {
 func TestReadOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, dir, map[string]string{
+	testfs.Write(t, dir, map[string]string{
 		"m/pod.yaml":               "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
 		"m/.kubedra.yaml":          "failOn: any\n",
 		"m/.pod.yaml.kubedra-1234": "apiVersion: v1\nkind: Pod\nmetadata: {name: half}\n",
@@ -382,7 +370,7 @@ func TestReadOnce(t *testing.T) {
 func TestReadSkip(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"c/Chart.yaml": "name: c\n", "c/templates/a.yaml": "kind: {{ .X }}\n", "c/values.yaml": "x: 1\n",
+	testfs.Write(t, dir, map[string]string{"c/Chart.yaml": "name: c\n", "c/templates/a.yaml": "kind: {{ .X }}\n", "c/values.yaml": "x: 1\n",
 		"c/ci/v.yaml": "x: 2\n"})
 	skip := func(p string) bool {
 		rel, _ := filepath.Rel(filepath.Join(dir, "c"), p)

@@ -1,26 +1,13 @@
 package kustomize
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/inventory/detect"
 )
-
-func write(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		p = filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 const smp = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
 
@@ -28,7 +15,7 @@ const smp = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
 // base two overlays list is shared, and remote resources are left out.
 func TestFindRoles(t *testing.T) {
 	root := t.TempDir()
-	write(t, root, map[string]string{
+	testfs.Write(t, root, map[string]string{
 		"base/kustomization.yaml": "resources:\n- web.yaml\n",
 		"base/web.yaml":           smp,
 		"comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- path: gpu.yaml\n",
@@ -103,7 +90,7 @@ func TestFindRoles(t *testing.T) {
 // and every kustomization sharing a base with them are held.
 func TestJSONPatchesThatSetDevices(t *testing.T) {
 	root := t.TempDir()
-	write(t, root, map[string]string{
+	testfs.Write(t, root, map[string]string{
 		"base/kustomization.yaml":  "resources:\n- w.yaml\n",
 		"base/w.yaml":              smp,
 		"other/kustomization.yaml": "resources:\n- o.yaml\n",
@@ -155,7 +142,7 @@ func TestJSONPatchesThatSetDevices(t *testing.T) {
 // the kustomization beside it.
 func TestFindFromAFile(t *testing.T) {
 	root := t.TempDir()
-	write(t, root, map[string]string{"o/kustomization.yaml": "resources: [../b]\npatches:\n- path: p.yaml\n", "o/p.yaml": smp})
+	testfs.Write(t, root, map[string]string{"o/kustomization.yaml": "resources: [../b]\npatches:\n- path: p.yaml\n", "o/p.yaml": smp})
 	p := filepath.Join(root, "o", "p.yaml")
 	tree, _ := Find([]string{p}, func(p string) string { return p })
 	if k := tree.PatchOf(p); k != filepath.Join(root, "o", "kustomization.yaml") {
@@ -191,7 +178,7 @@ func TestCheckPatches(t *testing.T) {
 			if len(c.base) == 0 {
 				base = smp
 			}
-			write(t, root, map[string]string{
+			testfs.Write(t, root, map[string]string{
 				"base/kustomization.yaml": "resources: [web.yaml]\n", "base/web.yaml": base,
 				"o/kustomization.yaml": "resources: [../base]\npatches:\n- path: p.yaml\n", "o/p.yaml": dep(c.ptch...),
 			})

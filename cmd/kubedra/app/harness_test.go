@@ -1,9 +1,10 @@
 package app
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kubedra/kubedra/internal/testfs"
 )
 
 // This file is the package's one harness for running the CLI in-process
@@ -41,14 +42,6 @@ func Invoke(t testing.TB, inv Invocation) (code int, stdout, stderr string) {
 // folders as needed, and returns dir.
 func WriteFiles(t testing.TB, dir string, files map[string]string) string {
 	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 	return dir
 }
