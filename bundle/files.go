@@ -327,4 +327,3 @@ func labelList(m map[string]string) string {
 	}
 	return strings.Join(parts, ",")
 }
-
