@@ -18,7 +18,10 @@
 # apt-get when absent; they are not removed here, so a machine without
 # chromium adds its install (about a minute) to the first run.
 set -Eeuo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The whole script is one function, read before it runs: editing this file
+# while a run is under way does not change that run.
+main() {
+local here; here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 keep= warm= target=
 while (($#)); do
   case $1 in
@@ -69,3 +72,5 @@ if ((rc)); then
   keep=1
 fi
 exit "$rc"
+}
+main "$@"
