@@ -211,13 +211,11 @@ type migration struct {
 // prepared is the order-free work on one batch, done on the goroutine that
 // read it: detection, and what the batch tells about existing objects.
 type prepared struct {
-	findings []inventory.Finding
+	found    detect.Result // requests, DRA written for earlier releases, objects that count devices
 	diags    inventory.Diagnostics
 	existing []inventory.ObjectRef
-	classes  []*inventory.Document  // DeviceClasses already in the stream
-	dra      []inventory.DRAFinding // DRA written for earlier releases
-	gov      []inventory.GovFinding // objects that count or govern devices
-	err      error                  // detection hit a bug
+	classes  []*inventory.Document // DeviceClasses already in the stream
+	err      error                 // detection hit a bug
 }
 
 func (m *migration) prepare(f *files.File) {
@@ -245,10 +243,7 @@ func (m *migration) detect(f *files.File, p *prepared) {
 				continue
 			}
 		}
-		r := detect.All([]*inventory.Document{d}, m.dopts)
-		p.findings = append(p.findings, r.Findings...)
-		p.dra = append(p.dra, r.DRA...)
-		p.gov = append(p.gov, r.Gov...)
+		p.found.Document(d, m.dopts)
 	}
 }
 
@@ -404,12 +399,12 @@ func (m *migration) file(f *files.File) error {
 		st.unread = true
 	}
 	if by := m.kz.heldBy(f.Path); by != "" && !st.unread {
-		for _, x := range p.findings {
+		for _, x := range p.found.Findings {
 			m.res.Diagnostics = append(m.res.Diagnostics, heldDiagnostic(x, by))
 		}
 		st.unread = true
 	} else if st.unread {
-		for _, x := range p.findings {
+		for _, x := range p.found.Findings {
 			m.res.Diagnostics = append(m.res.Diagnostics, unreadDiagnostic(x))
 		}
 	}
@@ -418,7 +413,7 @@ func (m *migration) file(f *files.File) error {
 
 	var r *plan.FileResult
 	if p.err == nil && !st.unread && st.failed == nil {
-		p.err = guard(func() { r = m.planner.File(f.Path, p.findings) })
+		p.err = guard(func() { r = m.planner.File(f.Path, p.found.Findings) })
 	}
 	if p.err != nil && st.failed == nil {
 		st.failed = p.err
@@ -428,7 +423,7 @@ func (m *migration) file(f *files.File) error {
 		st.diags = append(st.diags, r.Diagnostics...)
 		st.workloads = append(st.workloads, r.Workloads...)
 		m.dcs = append(m.dcs, r.DeviceClasses...)
-		st.planned += len(p.findings)
+		st.planned += len(p.found.Findings)
 		if fp = r.Plan; fp != nil {
 			if m.res.Plan != nil {
 				st.plans = append(st.plans, fp)
@@ -440,10 +435,10 @@ func (m *migration) file(f *files.File) error {
 				st.migrated++
 				st.added += len(dp.Objects)
 			}
-			m.kz.record(st, p.findings)
+			m.kz.record(st, p.found.Findings)
 		}
-		fp = m.upgrade(st, f.Path, p.dra, fp)
-		fp = m.govern(st, f.Path, p.gov, fp)
+		fp = m.upgrade(st, f.Path, p.found.DRA, fp)
+		fp = m.govern(st, f.Path, p.found.Gov, fp)
 	}
 	if f.Last {
 		m.cur = nil
@@ -764,7 +759,7 @@ func (m *migration) documents() {
 	m.prepare(f)
 	p := m.prepared[f]
 	m.planner.Reserve(p.existing...)
-	r := m.planner.File("-", p.findings)
+	r := m.planner.File("-", p.found.Findings)
 	m.dcs = r.DeviceClasses
 	res := m.res
 	res.Diagnostics = append(res.Diagnostics, p.diags...)
@@ -789,9 +784,9 @@ func (m *migration) documents() {
 			}
 		}
 	}
-	removed := m.upgradeDocuments(docs, p.dra)
-	m.queued = m.queuedClasses(p.findings)
-	m.governDocuments(docs, p.gov)
+	removed := m.upgradeDocuments(docs, p.found.DRA)
+	m.queued = m.queuedClasses(p.found.Findings)
+	m.governDocuments(docs, p.found.Gov)
 	for _, d := range docs {
 		if removed[d.Origin.Index] {
 			continue

@@ -27,21 +27,22 @@ declare -A pkgs=(
 )
 declare -A mods=([kustomize]=sigs.k8s.io/kustomize/kustomize/v5 [helm3]=helm.sh/helm/v3 [helm4]=helm.sh/helm/v4)
 declare -A names=([kustomize]=kustomize [helm3]=helm [helm4]=helm)
-# The version stamps helm's Makefile sets (without them `helm version` says
-# v3.22 whatever was built); -X of a package a binary lacks is ignored.
-stamps=()
 cached=
 if [[ ${1:-} == --cached ]]; then cached=1; shift; fi
 (($#)) || set -- kustomize helm3 helm4
 deps=$(sha256sum go.sum | cut -c1-12)
-declare -A version dir
+# Every tool's module version, in one go list.
+declare -A modversion version dir
+while read -r mod v; do modversion[$mod]=$v; done < <(go list -m -f '{{.Path}} {{.Version}}' "${mods[@]}")
 for tool in "$@"; do
   [[ -n ${pkgs[$tool]:-} ]] || { echo "build.sh: unknown tool $tool: know ${!pkgs[*]}" >&2; exit 2; }
-  version[$tool]=$(go list -m -f '{{.Version}}' "${mods[$tool]}")
+  version[$tool]=${modversion[${mods[$tool]}]}
   dir[$tool]=$cache/$tool/${version[$tool]}-$deps
 done
-stamps=(-X "helm.sh/helm/v3/internal/version.version=$(go list -m -f '{{.Version}}' helm.sh/helm/v3)"
-  -X "helm.sh/helm/v4/internal/version.version=$(go list -m -f '{{.Version}}' helm.sh/helm/v4)")
+# The version stamps helm's Makefile sets (without them `helm version` says
+# v3.22 whatever was built); -X of a package a binary lacks is ignored.
+stamps=(-X "helm.sh/helm/v3/internal/version.version=${modversion[helm.sh/helm/v3]}"
+  -X "helm.sh/helm/v4/internal/version.version=${modversion[helm.sh/helm/v4]}")
 
 missing=()
 for tool in "$@"; do

@@ -17,11 +17,16 @@ type Result struct {
 func All(docs []*inventory.Document, opts Options) Result {
 	var r Result
 	for _, d := range docs {
-		r.Findings = append(r.Findings, Document(d, opts)...)
-		r.DRA = append(r.DRA, DRA(d, opts)...)
-		r.Gov = append(r.Gov, Governance(d)...)
+		r.Document(d, opts)
 	}
 	return r
+}
+
+// Document adds what every detection finds in d to r.
+func (r *Result) Document(d *inventory.Document, opts Options) {
+	r.Findings = append(r.Findings, Document(d, opts)...)
+	r.DRA = append(r.DRA, DRA(d, opts)...)
+	r.Gov = append(r.Gov, Governance(d)...)
 }
 
 // Add appends o's findings to r's.
