@@ -49,7 +49,7 @@ bench: build ## benchmarks with ratios against an in-run baseline
 bench-e2e: build ## audit at scale (2,000 nodes, 50,000 pods) against kubectl on a real control plane (~15 min seeding)
 	cd test/e2e && KUBEDRA_SCALE=1 KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run TestAuditScale -v -timeout 60m ./audit/
 
-# Fuzz targets as package:Target; each runs 1,000+ inputs a second.
+# Fuzz targets as package:Target (exec/s per target: docs/development.md).
 FUZZ_TARGETS = ./inventory/files:FuzzRead ./inventory/detect:FuzzDetect ./rewrite/fuzz:FuzzRewrite ./rules:FuzzSelectors ./rules:FuzzResolve
 FUZZTIME ?= 30s
 # Time Go may spend minimizing each input that finds new coverage (its
