@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -570,5 +571,50 @@ func TestChartSourceDetectsLikeFiles(t *testing.T) {
 	}
 	if !slices.Equal(plain, charted) {
 		t.Errorf("as a chart's templates: %q\nas a folder:          %q", charted, plain)
+	}
+}
+
+// A values file outside a chart that renders is one thing to every
+// command: scan and check list its requests with the status helm-values
+// (not mappable: migrate does not edit values files), check fails on
+// them, and migrate warns about each one at the same line and changes
+// nothing.
+func TestLooseValuesFileIsOneThing(t *testing.T) {
+	t.Parallel()
+	dir := testfs.Tree(t, map[string]string{
+		"values.yaml": "replicaCount: 1\nresources:\n  limits:\n    nvidia.com/gpu: 1\nworker:\n  resources:\n    requests:\n      amd.com/gpu: 2\n",
+	})
+	ctx := context.Background()
+	in := action.Input{Paths: []string{"values.yaml"}, Dir: dir}
+	cr, err := action.Check(ctx, in, action.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scanned []string
+	for _, it := range cr.Report.Findings {
+		scanned = append(scanned, fmt.Sprintf("%s:%d %s %s", it.File, it.Line, it.Resource, it.Status))
+	}
+	want := []string{"values.yaml:4 nvidia.com/gpu helm-values", "values.yaml:8 amd.com/gpu helm-values"}
+	if diff := cmp.Diff(want, scanned); diff != "" {
+		t.Errorf("scan (-want +got):\n%s", diff)
+	}
+	if cr.Failures != 2 || cr.Report.Summary.HelmValues != 2 || cr.Report.Summary.Mappable != 0 {
+		t.Errorf("check: %d failures, summary %+v; want both requests failing the gate and counted as helm-values", cr.Failures, cr.Report.Summary)
+	}
+	mr, err := action.Migrate(ctx, in, action.MigrateOptions{Output: emit.Diff, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	for _, d := range mr.Diagnostics {
+		if d.Rule == plan.RuleHelmValues {
+			warned = append(warned, fmt.Sprintf("%s:%d %s %s", d.File, d.Line, d.Resource, d.Rule))
+		}
+	}
+	if diff := cmp.Diff([]string{"values.yaml:4 nvidia.com/gpu helm/values", "values.yaml:8 amd.com/gpu helm/values"}, warned); diff != "" {
+		t.Errorf("migrate's warnings (-want +got):\n%s", diff)
+	}
+	if mr.Changed != 0 || mr.Migrated != 0 {
+		t.Errorf("migrate changed %d files, migrated %d workloads: want nothing", mr.Changed, mr.Migrated)
 	}
 }

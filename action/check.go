@@ -66,13 +66,22 @@ func (g Gate) Fails(it plan.Item) bool {
 		// counting, or has its DRA form already, never fails.
 		return g == FailOnAny && gv.Breaks
 	}
+	st := it.Status
+	if st == rules.HelmValues {
+		// migrate leaves it: the default gate fails, the narrow gates
+		// judge its mapping as for a workload.
+		if g == FailOnAny {
+			return true
+		}
+		st = it.Mapping.Status
+	}
 	switch g {
 	case FailOnUnmapped:
-		return it.Status == rules.Unmapped
+		return st == rules.Unmapped
 	case FailOnLossy:
-		return it.Status == rules.Unmapped || it.Status == rules.Lossy
+		return st == rules.Unmapped || st == rules.Lossy
 	default:
-		return it.Status != rules.DRABacked
+		return st != rules.DRABacked
 	}
 }
 

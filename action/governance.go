@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/rewrite"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -169,11 +168,11 @@ var kueueMarker = []byte("kueue.x-k8s.io")
 func mayBeKueue(doc []byte) bool { return bytes.Contains(doc, kueueMarker) }
 
 // kueueFindings are the governance findings of the ClusterQueues and Kueue
-// Configurations among docs: what a Configuration anywhere in the input
+// Configurations among gov: what a Configuration anywhere in the input
 // needs to hold, and whether the input has one.
-func kueueFindings(docs []*inventory.Document) []inventory.GovFinding {
+func kueueFindings(gov []inventory.GovFinding) []inventory.GovFinding {
 	var out []inventory.GovFinding
-	for _, f := range detect.GovernanceDocuments(docs) {
+	for _, f := range gov {
 		if f.What == inventory.GovClusterQueue || f.What == inventory.GovKueueConfig {
 			out = append(out, f)
 		}

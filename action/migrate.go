@@ -211,11 +211,8 @@ type migration struct {
 // prepared is the order-free work on one batch, done on the goroutine that
 // read it: detection, and what the batch tells about existing objects.
 type prepared struct {
-	found    detect.Result // requests, DRA written for earlier releases, objects that count devices
-	diags    inventory.Diagnostics
-	existing []inventory.ObjectRef
-	classes  []*inventory.Document // DeviceClasses already in the stream
-	err      error                 // detection hit a bug
+	found detect.Result // everything detection finds in the batch
+	err   error         // detection hit a bug
 }
 
 func (m *migration) prepare(f *files.File) {
@@ -230,21 +227,7 @@ func (m *migration) prepare(f *files.File) {
 }
 
 func (m *migration) detect(f *files.File, p *prepared) {
-	values := detect.IsHelmValues(f.Path)
-	for _, d := range f.Docs {
-		switch k := d.Node.GetKind(); k {
-		case "ResourceClaimTemplate", "ResourceClaim":
-			p.existing = append(p.existing, inventory.ObjectRef{Kind: k, Namespace: d.Node.GetNamespace(), Name: d.Node.GetName()})
-		case "DeviceClass":
-			p.classes = append(p.classes, d)
-		case "":
-			if values {
-				p.diags = append(p.diags, detect.HelmValues(d)...)
-				continue
-			}
-		}
-		p.found.Document(d, m.dopts)
-	}
+	p.found = detect.All(f.Docs, m.dopts)
 }
 
 // place records the path of f relative to its input root, which names
@@ -318,22 +301,15 @@ func (m *migration) prepass(ctx context.Context) error {
 	filter := func(doc []byte) bool { return bytes.Contains(doc, claim) || mayBeParameters(doc) || mayBeKueue(doc) }
 	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: filter, Skip: m.skip}
 	return files.Read(ctx, paths, nil, opts, func(f *files.File) error {
-		var refs []inventory.ObjectRef
-		for _, d := range f.Docs {
-			if k := d.Node.GetKind(); k == "ResourceClaimTemplate" || k == "ResourceClaim" {
-				refs = append(refs, inventory.ObjectRef{Kind: k, Namespace: d.Node.GetNamespace(), Name: d.Node.GetName()})
-			}
-		}
-		dra := detect.DRADocuments(f.Docs, m.dopts) // parameters are kept, the rest ignored
-		gov := kueueFindings(f.Docs)
-		queued := detect.Documents(f.Docs, m.dopts) // workloads with the queue label
+		found := detect.All(f.Docs, m.dopts)
+		gov := kueueFindings(found.Gov)
 
 		mu.Lock()
 		m.govAll = append(m.govAll, gov...)
-		m.queued = append(m.queued, m.queuedClasses(queued)...)
+		m.queued = append(m.queued, m.queuedClasses(found.Findings)...)
 		m.place(f)
-		m.planner.ReserveIn(f.Path, refs...)
-		m.params.Add(dra)
+		m.planner.ReserveIn(f.Path, found.Claims...)
+		m.params.Add(found.DRA) // parameters are kept, the rest ignored
 		mu.Unlock()
 		return nil
 	})
@@ -388,7 +364,6 @@ func (m *migration) file(f *files.File) error {
 		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: d.Severity, Rule: d.Rule, File: d.File, Line: d.Line,
 			Message: "not migrated: " + d.Message})
 	}
-	m.res.Diagnostics = append(m.res.Diagnostics, p.diags...)
 	if f.ParseErrors > 0 || f.Err != nil {
 		st.bad = true
 	}
@@ -408,8 +383,8 @@ func (m *migration) file(f *files.File) error {
 			m.res.Diagnostics = append(m.res.Diagnostics, unreadDiagnostic(x))
 		}
 	}
-	st.classes = append(st.classes, p.classes...)
-	m.planner.ReserveIn(f.Path, p.existing...)
+	st.classes = append(st.classes, p.found.Classes...)
+	m.planner.ReserveIn(f.Path, p.found.Claims...)
 
 	var r *plan.FileResult
 	if p.err == nil && !st.unread && st.failed == nil {
@@ -758,11 +733,10 @@ func (m *migration) documents() {
 	f := &files.File{Path: "-", Docs: docs, Last: true}
 	m.prepare(f)
 	p := m.prepared[f]
-	m.planner.Reserve(p.existing...)
+	m.planner.Reserve(p.found.Claims...)
 	r := m.planner.File("-", p.found.Findings)
 	m.dcs = r.DeviceClasses
 	res := m.res
-	res.Diagnostics = append(res.Diagnostics, p.diags...)
 	res.Diagnostics = append(res.Diagnostics, r.Diagnostics...)
 	res.Workloads = r.Workloads
 	after := map[*yaml.Node][]*yaml.RNode{}

@@ -42,7 +42,7 @@ func statuses(w cluster.Workload, r plan.Resolver, target rules.Version) []rules
 	if r == nil || w.Document == nil {
 		return out
 	}
-	items, _ := plan.Items(detect.Document(w.Document, detect.Options{}), r, plan.ItemOptions{Rules: rules.Options{Target: target}})
+	items, _ := plan.Items(detect.All([]*inventory.Document{w.Document}, detect.Options{}).Findings, r, plan.ItemOptions{Rules: rules.Options{Target: target}})
 	for i, req := range w.Requests {
 		for _, it := range items {
 			if it.Container == req.Container && it.Resource == req.Resource {

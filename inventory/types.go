@@ -162,6 +162,10 @@ type Finding struct {
 	// names the rendered template file and document); nil for plain
 	// manifests.
 	Chart *ChartSource `json:"chart,omitempty"`
+	// Values, for a request set in a Helm values file outside a chart
+	// that renders, is the values key that sets it (e.g.
+	// worker.resources.limits.nvidia.com/gpu); "" for manifests.
+	Values string `json:"values,omitempty"`
 }
 
 // ChartSource is where a request rendered from a Helm chart comes from in
@@ -235,6 +239,9 @@ func (f Finding) Object() *ObjectRef {
 // spec.template.spec.containers[name=cuda].resources.limits.nvidia.com/gpu
 // (the resource name as written, not escaped).
 func (f Finding) FieldPath() string {
+	if f.Values != "" {
+		return f.Values
+	}
 	field := "limits"
 	if f.Limit == "" && f.Request != "" {
 		field = "requests"

@@ -32,6 +32,11 @@ const (
 	// NodePool, Volcano Queue). Decision.Govern says what it counts and
 	// what migration does to it.
 	Governance Status = "governance"
+	// HelmValues: a request set in a Helm values file outside a chart that
+	// renders. Its mapping is decided as for a workload, but migrate does
+	// not edit values files or chart templates: the user moves the chart
+	// to claims, or renders it and migrates the output.
+	HelmValues Status = "helm-values"
 )
 
 // Govern is what a governance finding counts and what happens to it when

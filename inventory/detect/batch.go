@@ -3,17 +3,24 @@ package detect
 import "github.com/kubedra/kubedra/inventory"
 
 // Result is everything detection finds in a set of documents: device
-// requests, DRA objects (every resource.k8s.io object, classic parameters,
-// feature gates) and objects that count or govern devices.
+// requests (in manifests and in loose Helm values files), DRA objects
+// (every resource.k8s.io object, classic parameters, feature gates),
+// objects that count or govern devices, and the claims and DeviceClasses
+// that exist already (new objects must not take their names).
 type Result struct {
 	Findings []inventory.Finding
 	DRA      []inventory.DRAFinding
 	Gov      []inventory.GovFinding
+	// Claims are the ResourceClaims and ResourceClaimTemplates among the
+	// documents, Classes the DeviceClasses.
+	Claims  []inventory.ObjectRef
+	Classes []*inventory.Document
 }
 
 // All runs every detection over docs, in order: the one call each source
-// (files, stdin, a chart's render) makes, so that no source sees only a
-// part of what a document holds.
+// (files, stdin, a chart's render, a kustomize tree, a cluster's pod
+// templates) makes, so that no source sees only a part of what a
+// document holds.
 func All(docs []*inventory.Document, opts Options) Result {
 	var r Result
 	for _, d := range docs {
@@ -24,6 +31,19 @@ func All(docs []*inventory.Document, opts Options) Result {
 
 // Document adds what every detection finds in d to r.
 func (r *Result) Document(d *inventory.Document, opts Options) {
+	if d == nil || d.Node == nil {
+		return
+	}
+	if isValues(d) {
+		r.Findings = append(r.Findings, HelmValues(d)...)
+		return
+	}
+	switch k := d.Node.GetKind(); k {
+	case "ResourceClaimTemplate", "ResourceClaim":
+		r.Claims = append(r.Claims, inventory.ObjectRef{Kind: k, Namespace: d.Node.GetNamespace(), Name: d.Node.GetName()})
+	case "DeviceClass":
+		r.Classes = append(r.Classes, d)
+	}
 	r.Findings = append(r.Findings, Document(d, opts)...)
 	r.DRA = append(r.DRA, DRA(d, opts)...)
 	r.Gov = append(r.Gov, Governance(d)...)
@@ -34,6 +54,8 @@ func (r *Result) Add(o Result) {
 	r.Findings = append(r.Findings, o.Findings...)
 	r.DRA = append(r.DRA, o.DRA...)
 	r.Gov = append(r.Gov, o.Gov...)
+	r.Claims = append(r.Claims, o.Claims...)
+	r.Classes = append(r.Classes, o.Classes...)
 }
 
 // Len is the number of findings of every kind.

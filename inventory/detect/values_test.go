@@ -18,12 +18,13 @@ func TestHelmValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := detect.HelmValues(&inventory.Document{Node: n, Origin: inventory.Origin{Path: "chart/values.yaml"}})
+	doc := &inventory.Document{Node: n, Origin: inventory.Origin{Path: "chart/values.yaml"}}
 	var got []string
-	for _, d := range ds {
-		got = append(got, d.File+":"+strconv.Itoa(d.Line)+" "+d.Resource)
+	for _, f := range detect.All([]*inventory.Document{doc}, detect.Options{}).Findings {
+		got = append(got, f.Origin.Path+":"+strconv.Itoa(f.Line)+" "+f.Values+" = "+f.Quantity())
 	}
-	if diff := cmp.Diff([]string{"chart/values.yaml:6 nvidia.com/gpu", "chart/values.yaml:10 amd.com/gpu"}, got); diff != "" {
+	want := []string{"chart/values.yaml:6 resources.limits.nvidia.com/gpu = 2", "chart/values.yaml:10 worker.resources.requests.amd.com/gpu = 1"}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if !detect.IsHelmValues("c/values-prod.yaml") || detect.IsHelmValues("c/templates/values.tpl") || detect.IsHelmValues("myvalues.yaml") {

@@ -581,7 +581,7 @@ func (t *Tree) CheckPatches(open func(string) string, opts detect.Options) inven
 		}
 		var out []inventory.Finding
 		if data, err := os.ReadFile(open(path)); err == nil {
-			out = detect.Documents(files.Parse(path, data).Docs, opts)
+			out = detect.All(files.Parse(path, data).Docs, opts).Findings
 		}
 		parsed[path] = out
 		return out

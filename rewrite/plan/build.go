@@ -222,6 +222,10 @@ func (p *Planner) File(path string, findings []inventory.Finding) *FileResult {
 	docByIndex := map[int]*doc{}
 	podByKey := map[string]*pod{}
 	for _, f := range findings {
+		if f.Values != "" {
+			b.res.Diagnostics = append(b.res.Diagnostics, valuesDiagnostic(f))
+			continue
+		}
 		k := Key(f)
 		pd := podByKey[k]
 		if pd == nil {

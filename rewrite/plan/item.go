@@ -114,7 +114,11 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, 
 			if f.Chart != nil && f.Chart.Template != "" {
 				file = f.Chart.Template // the template line, not the render's
 			}
-			items = append(items, Item{File: file, Index: f.Origin.Index, Finding: f, Mapping: d, Status: d.Status,
+			st := d.Status
+			if f.Values != "" {
+				st = rules.HelmValues // the mapping stays, for the narrow gates
+			}
+			items = append(items, Item{File: file, Index: f.Origin.Index, Finding: f, Mapping: d, Status: st,
 				Ignored: opts.Ignore.Reason(f), Group: g.key})
 		}
 	}
@@ -147,6 +151,9 @@ type Summary struct {
 	DRABacked int `json:"draBacked"`
 	// DRAUpgrade counts objects written for an earlier DRA (dra-upgrade).
 	DRAUpgrade int `json:"draUpgrade"`
+	// HelmValues counts requests set in Helm values files outside a chart
+	// that renders (helm-values): migrate leaves them.
+	HelmValues int `json:"helmValues"`
 	// Governance counts objects that count or govern devices (quotas,
 	// LimitRanges, queues); GovernanceBreaks those of them that stop
 	// doing so after migration unless migrate or the user acts.
@@ -175,6 +182,8 @@ func (s *Summary) Count(items []Item) {
 			s.DRABacked++
 		case rules.DRAUpgrade:
 			s.DRAUpgrade++
+		case rules.HelmValues:
+			s.HelmValues++
 		case rules.Governance:
 			s.Governance++
 			if g := it.Mapping.Govern; g != nil && g.Breaks {
@@ -259,6 +268,9 @@ func (it Item) Workload() string {
 func (it Item) Message() string {
 	if it.Mapping.Upgrade != nil || it.Mapping.Govern != nil {
 		return it.objectMessage()
+	}
+	if it.Values != "" {
+		return valuesMessage(it.Finding)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: container %s requests %s", it.Workload(), it.Container, it.Resource)

@@ -296,7 +296,7 @@ func TestMigrateFailuresLeaveFilesAlone(t *testing.T) {
 	if out != "" {
 		t.Errorf("stdout: %q", out)
 	}
-	for _, want := range []string{"broken.yaml", "chart/values.yaml:3: warning: nvidia.com/gpu: Helm values set limits.nvidia.com/gpu", "1 file failed"} {
+	for _, want := range []string{"broken.yaml", "chart/values.yaml:3: warning: nvidia.com/gpu: Helm values set resources.limits.nvidia.com/gpu", "1 file failed"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

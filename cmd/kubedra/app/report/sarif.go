@@ -147,7 +147,7 @@ func SARIF(w io.Writer, c Check) error {
 		switch {
 		case failing:
 			level = "error"
-		case it.Status == rules.Lossy || it.Status == rules.Unmapped || it.Status == rules.Mappable || it.Status == rules.DRAUpgrade:
+		case it.Status == rules.Lossy || it.Status == rules.Unmapped || it.Status == rules.Mappable || it.Status == rules.DRAUpgrade || it.Status == rules.HelmValues:
 			level = "warning"
 		}
 		r := sarifResult{
@@ -203,6 +203,7 @@ func statusRule(id string, s rules.Status, vendor string) sarifRule {
 		rules.DRABacked:  "Extended resource already served by DRA",
 		rules.DRAUpgrade: "Manifest written for an earlier DRA that the target stops serving",
 		rules.Governance: "Object that counts or governs devices (quota, LimitRange, queue)",
+		rules.HelmValues: "Device request set in a Helm values file, which kubedra does not edit",
 	}[s]
 	if short == "" {
 		short = "Device request found by kubedra"

@@ -68,6 +68,7 @@ var (
 		string(rules.DRABacked):  lipgloss.NewStyle().Foreground(lipgloss.Blue),
 		string(rules.DRAUpgrade): lipgloss.NewStyle().Foreground(lipgloss.Magenta).Bold(true),
 		string(rules.Governance): lipgloss.NewStyle().Foreground(lipgloss.Cyan),
+		string(rules.HelmValues): lipgloss.NewStyle().Foreground(lipgloss.Yellow).Bold(true),
 		"ignored":                lipgloss.NewStyle().Faint(true),
 	}
 )
@@ -91,6 +92,9 @@ func Location(file string, line int) string {
 
 // Workload is Kind/namespace/name (namespace omitted when empty).
 func Workload(it plan.Item) string {
+	if it.Values != "" {
+		return "(Helm values)" // the chart's templates decide which workload
+	}
 	parts := []string{it.Kind}
 	if it.Namespace != "" {
 		parts = append(parts, it.Namespace)
@@ -291,7 +295,7 @@ func summary(s plan.Summary) string {
 		n    int
 		name string
 	}{{s.Mappable, "mappable"}, {s.Lossy, "lossy"}, {s.Unmapped, "unmapped"}, {s.DRABacked, "dra-backed"}, {s.DRAUpgrade, "dra-upgrade"},
-		{s.Governance, "governance"}, {s.Ignored, "ignored"}} {
+		{s.HelmValues, "helm-values"}, {s.Governance, "governance"}, {s.Ignored, "ignored"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 		}

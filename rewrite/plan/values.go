@@ -1,0 +1,26 @@
+package plan
+
+import (
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// RuleHelmValues is the rule id of the diagnostic for a request set in a
+// Helm values file outside a chart that renders.
+const RuleHelmValues = "helm/values"
+
+// valuesFix is what to do about a request in a loose Helm values file.
+const valuesFix = "move the chart's templates to resource claims by hand, or render the chart (helm template) and migrate the output"
+
+// valuesMessage says why a request in a loose Helm values file stays:
+// the chart's templates decide where the value goes, and migrate edits
+// neither values files nor templates.
+func valuesMessage(f inventory.Finding) string {
+	return "Helm values set " + f.Values + ": " + f.Quantity() + "; migrate does not edit values files or chart templates"
+}
+
+// valuesDiagnostic is migrate's warning for such a request (scan lists it
+// with the status helm-values, and the same message).
+func valuesDiagnostic(f inventory.Finding) inventory.Diagnostic {
+	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleHelmValues, File: f.Origin.Path, Line: f.Line,
+		Resource: f.Resource, Field: f.Values, Message: valuesMessage(f), Fix: valuesFix}
+}
