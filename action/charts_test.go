@@ -364,7 +364,7 @@ func TestChartValuesFile(t *testing.T) {
 	if mres.Migrated != 1 {
 		t.Fatalf("migrating the render migrated %d workloads, want 1", mres.Migrated)
 	}
-	withValues, err := chart.Load(filepath.Join(dir, "gpu-app"), chart.Options{KubeVersion: "1.34", Values: []string{filepath.Join(dir, valuesPath)}})
+	withValues, err := chart.Load(filepath.Join(dir, "gpu-app"), chart.Options{KubeVersion: "1.34", Flags: chart.Flags{Values: []string{filepath.Join(dir, valuesPath)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +492,7 @@ func shellQuoted(s string) string {
 // the objects (claim template names aside).
 func assertValuesFileRender(t *testing.T, dir string, set, user []string, values string) {
 	t.Helper()
-	c, err := chart.Load(dir, chart.Options{KubeVersion: "1.34", Set: set, Values: user})
+	c, err := chart.Load(dir, chart.Options{KubeVersion: "1.34", Flags: chart.Flags{Set: set, Values: user}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +511,7 @@ func assertValuesFileRender(t *testing.T, dir string, set, user []string, values
 	if mres.Migrated == 0 {
 		t.Fatal("migrating the render migrated nothing")
 	}
-	withValues, err := chart.Load(dir, chart.Options{KubeVersion: "1.34", Set: set, Values: append(slices.Clone(user), values)})
+	withValues, err := chart.Load(dir, chart.Options{KubeVersion: "1.34", Flags: chart.Flags{Set: set, Values: append(slices.Clone(user), values)}})
 	if err != nil {
 		t.Fatal(err)
 	}

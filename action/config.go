@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -86,7 +87,7 @@ func LoadConfig(explicit string, getenv func(string) string, wd string) (*Config
 	}
 	cfg, err := ParseConfig(data)
 	if err != nil {
-		if line, msg := problemLine(0, err.Error()); line > 0 {
+		if line, msg := inventory.LineOf(err, 0); line > 0 {
 			return nil, fmt.Errorf("%s:%d: %s", name, line, msg)
 		}
 		return nil, fmt.Errorf("config %s: %w", name, err)
@@ -127,22 +128,21 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	cfg.Lines = lines
-	at := func(key string) string { return fmt.Sprintf("line %d: %s", lines[key], key) }
 	if cfg.FailOn != "" {
 		if _, err := ParseGate(cfg.FailOn); err != nil {
-			return nil, fmt.Errorf("%s %q: use %s", at("failOn"), cfg.FailOn, gateNames())
+			return nil, inventory.AtLine(lines["failOn"], fmt.Errorf("failOn %q: use %s", cfg.FailOn, gateNames()))
 		}
 	}
 	if cfg.Strategy != "" {
 		switch plan.Strategy(cfg.Strategy) {
 		case plan.Claims, plan.ExtendedResource, plan.Auto:
 		default:
-			return nil, fmt.Errorf("%s %q: use claims, extended-resource or auto", at("strategy"), cfg.Strategy)
+			return nil, inventory.AtLine(lines["strategy"], fmt.Errorf("strategy %q: use claims, extended-resource or auto", cfg.Strategy))
 		}
 	}
 	if cfg.Target != "" {
 		if _, err := rules.ParseVersion(cfg.Target); err != nil {
-			return nil, fmt.Errorf("%s: %w", at("target"), err)
+			return nil, inventory.AtLine(lines["target"], fmt.Errorf("target: %w", err))
 		}
 	}
 	if cfg.APIVersion != "" && cfg.APIVersion != "kubedra.dev/v1alpha1" {

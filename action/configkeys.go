@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/kubedra/kubedra/inventory"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -63,7 +64,7 @@ func checkKeys(n *kyaml.Node, t reflect.Type, at string) error {
 						hint = fmt.Sprintf(" (keys are case-sensitive: %s)", name)
 					}
 				}
-				return fmt.Errorf("line %d: unknown key %q%s%s; known keys: %s", k.Line, k.Value, in(at), hint, strings.Join(names, ", "))
+				return inventory.AtLine(k.Line, fmt.Errorf("unknown key %q%s%s; known keys: %s", k.Value, in(at), hint, strings.Join(names, ", ")))
 			}
 			if err := checkKeys(n.Content[i+1], ft, at+"."+k.Value); err != nil {
 				return err

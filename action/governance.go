@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/rewrite"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -144,20 +143,6 @@ func (m *migration) govern(st *fileState, path string, gov []inventory.GovFindin
 	fp.Governance = append(fp.Governance, edits...)
 	st.governed += len(edits)
 	return fp
-}
-
-// governDocuments applies the governance edits to a KRM function's items.
-func (m *migration) governDocuments(docs []*inventory.Document, gov []inventory.GovFinding) {
-	if len(gov) == 0 {
-		return
-	}
-	edits, diags := plan.Governance(gov, gov, m.govOptions())
-	m.res.Diagnostics = append(m.res.Diagnostics, diags...)
-	if err := rewrite.ApplyGovernance(docs, edits); err != nil {
-		m.fail("-", err)
-		return
-	}
-	m.res.Governed += len(edits)
 }
 
 // kueueMarker is in the text of every Kueue object and configuration.

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -96,49 +95,14 @@ const batchSize = 256
 // that fails to parse or rewrite is left as it was and reported; the
 // others proceed.
 func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult, error) {
-	set := loadRules(opts.Rules)
-	var resolver plan.Resolver = set
-	if opts.Resolver != nil {
-		resolver = opts.Resolver
+	if in.Documents != nil {
+		return migrateDocuments(in, opts)
 	}
-	popts := opts.Plan
-	popts.Encoder = opts.Encoder
-	if popts.Encoder == nil {
-		popts.Encoder = encoder{Set: set, force: popts.Force}
-	}
-	places := &sync.Map{}
-	var kz *kustomizeState
-	var kdiags inventory.Diagnostics
-	if in.Documents == nil {
-		kz, kdiags = newKustomizeState(in, detect.Options{TemplatePaths: set.TemplatePaths()})
-		popts.Patch = kz.tree.PatchOf
-		popts.Kustomization = in.kustomization
-		popts.DeviceClassFile = deviceClassFile(in)
-		popts.Place = func(path string) string {
-			if v, ok := places.Load(path); ok {
-				return v.(string)
-			}
-			return ""
-		}
-	}
-	planner, err := plan.NewPlanner(resolver, popts)
+	m, err := newMigration(in, opts)
 	if err != nil {
 		return nil, err
 	}
-	m := &migration{places: places, in: in, opts: opts, planner: planner, resolver: resolver, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
-		target: popts.Target, params: plan.Parameters{},
-		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kz.failed(kdiags)}, prepared: map[*files.File]*prepared{}, kz: kz,
-		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
-	if opts.PlanOnly {
-		m.res.Plan = plan.NewPlan(popts)
-	} else {
-		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir}
-	}
-	if in.Documents != nil {
-		m.documents()
-		return m.done(), nil
-	}
-	m.charts = in.charts(ctx, chartOptions{target: popts.Target, strategy: popts.Strategy, force: popts.Force, set: set, dopts: m.dopts})
+	m.charts = in.charts(ctx, chartOptions{target: m.target, strategy: opts.Plan.Strategy, force: opts.Plan.Force, set: m.set, dopts: m.dopts})
 	m.skip = owned(m.charts)
 	if err := m.prepass(ctx); err != nil {
 		return nil, err
@@ -170,8 +134,65 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	return m.done(), nil
 }
 
+// migrateDocuments migrates Input.Documents in memory: the migrate step of
+// a KRM function and of the chart strategy (charts.go), which reads no
+// file and no chart.
+func migrateDocuments(in Input, opts MigrateOptions) (*MigrateResult, error) {
+	m, err := newMigration(in, opts)
+	if err != nil {
+		return nil, err
+	}
+	m.documents()
+	return m.done(), nil
+}
+
+// newMigration sets a run up: the rules, the planner with its options
+// (the defaults set once, here), the result and the output.
+func newMigration(in Input, opts MigrateOptions) (*migration, error) {
+	set := loadRules(opts.Rules)
+	var resolver plan.Resolver = set
+	if opts.Resolver != nil {
+		resolver = opts.Resolver
+	}
+	popts := opts.Plan
+	popts.Encoder = opts.Encoder
+	if popts.Encoder == nil {
+		popts.Encoder = encoder{Set: set, force: popts.Force}
+	}
+	places := &sync.Map{}
+	var kz *kustomizeState
+	var kdiags inventory.Diagnostics
+	if in.Documents == nil {
+		kz, kdiags = newKustomizeState(in, detect.Options{TemplatePaths: set.TemplatePaths()})
+		popts.Patch = kz.tree.PatchOf
+		popts.Kustomization = in.kustomization
+		popts.DeviceClassFile = deviceClassFile(in)
+		popts.Place = func(path string) string {
+			if v, ok := places.Load(path); ok {
+				return v.(string)
+			}
+			return ""
+		}
+	}
+	planner, err := plan.NewPlanner(resolver, popts)
+	if err != nil {
+		return nil, err
+	}
+	m := &migration{set: set, places: places, in: in, opts: opts, planner: planner, resolver: resolver, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
+		target: popts.Target, params: plan.Parameters{},
+		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kz.failed(kdiags)}, prepared: map[*files.File]*prepared{}, kz: kz,
+		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
+	if opts.PlanOnly {
+		m.res.Plan = plan.NewPlan(popts)
+	} else {
+		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir}
+	}
+	return m, nil
+}
+
 // migration is one run of Migrate.
 type migration struct {
+	set     *rules.Set
 	in      Input
 	opts    MigrateOptions
 	planner *plan.Planner
@@ -206,6 +227,8 @@ type migration struct {
 	govAll   []inventory.GovFinding
 	queued   []plan.KueueMapping // classes of Kueue-queued workloads
 	queuedAt *inventory.Finding  // the first of them (queuedUnmapped)
+	// memory is what the applier did to Input.Documents (documents).
+	memory *rewrite.Applied
 }
 
 // prepared is the order-free work on one batch, done on the goroutine that
@@ -418,7 +441,10 @@ func (m *migration) file(f *files.File) error {
 	if f.Last {
 		m.cur = nil
 	}
-	if m.emit == nil {
+	if m.memory != nil {
+		m.applyMemory(st, f, fp)
+	}
+	if m.emit == nil || m.memory != nil {
 		if f.Last {
 			m.end(st)
 		}
@@ -501,15 +527,7 @@ func (m *migration) write(j *job) {
 		if j.done != nil && st.failed == nil {
 			pieces = j.res.Pieces
 			st.claims = append(st.claims, j.res.Objects...)
-			for _, fl := range j.res.Failures {
-				// The document keeps its text; the others go on.
-				st.bad = true
-				st.migrated -= fl.Workloads
-				st.added -= fl.Objects
-				line, msg := problemLine(fl.Line, fl.Err.Error())
-				st.diags = append(st.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: st.path, Line: line,
-					Message: "document left unchanged: " + msg})
-			}
+			m.failures(st, j.res.Failures)
 		}
 		// A failed file's stream is still passed on (Abort prints it).
 		if st.failed == nil || stream {
@@ -587,18 +605,17 @@ func (m *migration) end(st *fileState) {
 	}
 }
 
-// problemLine takes the line an error message starts with ("line N: ...")
-// as the diagnostic's line; def when there is none.
-func problemLine(def int, msg string) (int, string) {
-	var n int
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if num, after, ok := strings.Cut(rest, ": "); ok {
-			if _, err := fmt.Sscanf(num, "%d", &n); err == nil && n > 0 {
-				return n, after
-			}
-		}
+// failures records the documents of a batch that keep their text (the
+// others go on), at the line of the problem.
+func (m *migration) failures(st *fileState, fails []rewrite.Failure) {
+	for _, fl := range fails {
+		st.bad = true
+		st.migrated -= fl.Workloads
+		st.added -= fl.Objects
+		line, msg := inventory.LineOf(fl.Err, fl.Line)
+		st.diags = append(st.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleRewrite, File: st.path, Line: line,
+			Message: "document left unchanged: " + msg})
 	}
-	return def, msg
 }
 
 // fail records that the file at path was left as it was, and why.
@@ -721,8 +738,9 @@ func (m *migration) side(path string, edit func(old []byte) ([]byte, error)) {
 	m.res.Changed++
 }
 
-// documents migrates Input.Documents in memory (a KRM function's items):
-// the same detection, plan and edits as files, on copies of the nodes.
+// documents migrates Input.Documents in memory (a KRM function's items,
+// a chart's render): the same step as a file's batch (detection, one plan,
+// one applier), on copies of the nodes, as one stream named "-".
 func (m *migration) documents() {
 	docs := make([]*inventory.Document, len(m.in.Documents))
 	for i, d := range m.in.Documents {
@@ -732,43 +750,43 @@ func (m *migration) documents() {
 	}
 	f := &files.File{Path: "-", Docs: docs, Last: true}
 	m.prepare(f)
-	p := m.prepared[f]
-	m.planner.Reserve(p.found.Claims...)
-	r := m.planner.File("-", p.found.Findings)
-	m.dcs = r.DeviceClasses
+	m.queued = m.queuedClasses(m.prepared[f].found.Findings)
+	m.memory = &rewrite.Applied{}
+	_ = m.file(f)
 	res := m.res
-	res.Diagnostics = append(res.Diagnostics, r.Diagnostics...)
-	res.Workloads = r.Workloads
-	after := map[*yaml.Node][]*yaml.RNode{}
-	if r.Plan != nil {
-		edited, err := rewrite.Apply(docs, r.Plan.Docs, true)
-		if err != nil {
-			m.fail("-", err)
-			docs = m.in.Documents
-		} else {
-			for _, e := range edited {
-				after[e.Root] = e.Objects
-			}
-			for _, dp := range r.Plan.Docs {
-				res.Migrated++
-				res.Added += len(dp.Objects)
-			}
-			if res.Plan != nil {
-				res.Plan.Files = append(res.Plan.Files, r.Plan)
-			}
-		}
+	failed := map[int]bool{}
+	for _, fl := range m.memory.Failures {
+		failed[fl.Index] = true
 	}
-	removed := m.upgradeDocuments(docs, p.found.DRA)
-	m.queued = m.queuedClasses(p.found.Findings)
-	m.governDocuments(docs, p.found.Gov)
-	for _, d := range docs {
-		if removed[d.Origin.Index] {
-			continue
+	for i, d := range docs {
+		switch {
+		case failed[i]:
+			res.Documents = append(res.Documents, m.in.Documents[i].Node) // as it was
+		case !m.memory.Removed[i]:
+			res.Documents = append(res.Documents, d.Node)
+			res.Documents = append(res.Documents, m.memory.Objects[i]...)
 		}
-		res.Documents = append(res.Documents, d.Node)
-		res.Documents = append(res.Documents, after[d.Node.YNode()]...)
 	}
 	res.Documents = append(res.Documents, m.classNodes()...)
+}
+
+// applyMemory applies a planned batch of documents without text
+// (documents): what enqueue and write do for a file's batch.
+func (m *migration) applyMemory(st *fileState, f *files.File, fp *plan.FilePlan) {
+	if fp == nil || st.unread || st.failed != nil {
+		return
+	}
+	var a rewrite.Applied
+	var err error
+	if bug := guard(func() { a, err = rewrite.Documents(f.Docs, fp) }); bug != nil {
+		err = bug
+	}
+	if err != nil {
+		st.failed = err
+		return
+	}
+	*m.memory = a
+	m.failures(st, a.Failures)
 }
 
 // done finishes the result.

@@ -114,9 +114,9 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	}
 	diags = append(diags, cdiags...)
 	for _, cr := range runs {
-		if cr.r != nil {
-			nFiles += len(cr.r.Files)
-			documents += len(cr.r.Docs)
+		if cr.Rendered != nil {
+			nFiles += len(cr.Rendered.Files)
+			documents += len(cr.Rendered.Docs)
 		}
 	}
 	items, bugs := plan.Items(found.Findings, set, iopts)

@@ -128,13 +128,13 @@ func readDocuments(ctx context.Context, in Input, res *SimulateResult, copts cha
 	var docs []*inventory.Document
 	runs := in.charts(ctx, copts)
 	for _, cr := range runs {
-		for _, d := range cr.diags {
+		for _, d := range cr.Diagnostics {
 			if d.Severity == inventory.Error {
 				res.Diagnostics = append(res.Diagnostics, d)
 			}
 		}
-		if cr.r != nil {
-			docs = append(docs, cr.r.Docs...)
+		if cr.Rendered != nil {
+			docs = append(docs, cr.Rendered.Docs...)
 		}
 	}
 	err := files.Read(ctx, in.Paths, in.Stdin, files.Options{Dir: in.Dir, Ordered: true, Skip: owned(runs)}, func(f *files.File) error {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
-	"github.com/kubedra/kubedra/rewrite"
 	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
@@ -50,22 +49,4 @@ func (m *migration) upgrade(st *fileState, path string, dra []inventory.DRAFindi
 	fp.Upgrades = append(fp.Upgrades, ups...)
 	st.upgraded += len(ups)
 	return fp
-}
-
-// upgradeDocuments applies the DRA upgrades to a KRM function's items and
-// returns the indexes of the items removed.
-func (m *migration) upgradeDocuments(docs []*inventory.Document, dra []inventory.DRAFinding) map[int]bool {
-	if len(dra) == 0 {
-		return nil
-	}
-	m.params.Add(dra)
-	ups, diags := plan.Upgrades(dra, m.params, m.target)
-	m.res.Diagnostics = append(m.res.Diagnostics, diags...)
-	removed, err := rewrite.ApplyUpgrades(docs, ups)
-	if err != nil {
-		m.fail("-", err)
-		return nil
-	}
-	m.res.Upgraded += len(ups)
-	return removed
 }

@@ -3,11 +3,9 @@ package rewrite
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
@@ -262,51 +260,4 @@ func embeddedMappings(text string, ms []plan.KueueMapping) (string, error) {
 		return string(s), nil
 	}
 	return string(b), nil
-}
-
-// governs applies a batch's governance edits to its documents and adds
-// the roots they touch to the edited ones, in file order.
-func governs(docs []*inventory.Document, edited []*Edited, ges []*plan.GovEdit) ([]*Edited, error) {
-	if len(ges) == 0 {
-		return edited, nil
-	}
-	rs := newRoots(docs, edited)
-	for _, g := range ges {
-		d, root, err := rs.doc(g.Index, g.Line)
-		if err != nil {
-			return nil, err
-		}
-		if rs.get(root) == nil {
-			if err := duplicateKeys(root); err != nil {
-				return nil, err
-			}
-			rs.add(d, root, true)
-		}
-		if err := Govern(d.Node, g); err != nil {
-			if !strings.HasPrefix(err.Error(), "line ") {
-				err = fmt.Errorf("line %d: %w", g.Line, err)
-			}
-			return nil, err
-		}
-	}
-	return rs.sorted()
-}
-
-// ApplyGovernance applies governance edits to documents without text (a
-// KRM function's items).
-func ApplyGovernance(docs []*inventory.Document, ges []*plan.GovEdit) error {
-	byIndex := make(map[int]*inventory.Document, len(docs))
-	for _, d := range docs {
-		byIndex[d.Origin.Index] = d
-	}
-	for _, g := range ges {
-		d := byIndex[g.Index]
-		if d == nil {
-			return fmt.Errorf("no document %d", g.Index)
-		}
-		if err := Govern(d.Node, g); err != nil {
-			return fmt.Errorf("%s/%s: %w", g.Kind, g.Name, err)
-		}
-	}
-	return nil
 }

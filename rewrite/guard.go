@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // duplicateKeys refuses a document with a mapping that holds a key twice
@@ -22,7 +24,7 @@ func duplicateKeys(n *yaml.Node) error {
 					continue
 				}
 				if first, ok := seen[k.Value]; ok {
-					return fmt.Errorf("line %d: duplicate key %q (first at line %d): which one counts depends on the tool that reads it; keep one, then run again", k.Line, k.Value, first)
+					return inventory.AtLine(k.Line, fmt.Errorf("duplicate key %q (first at line %d): which one counts depends on the tool that reads it; keep one, then run again", k.Value, first))
 				}
 				seen[k.Value] = k.Line
 			}
@@ -36,7 +38,7 @@ func duplicateKeys(n *yaml.Node) error {
 // every place the anchor is used, or fail on the alias node.
 func noAlias(n *yaml.Node, what string) error {
 	if n != nil && n.Kind == yaml.AliasNode {
-		return fmt.Errorf("line %d: %s is the YAML alias *%s, which kubedra does not edit through; replace the alias by its value, then run again", n.Line, what, n.Value)
+		return inventory.AtLine(n.Line, fmt.Errorf("%s is the YAML alias *%s, which kubedra does not edit through; replace the alias by its value, then run again", what, n.Value))
 	}
 	return nil
 }

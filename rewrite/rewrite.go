@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -35,10 +34,12 @@ type Result struct {
 // Failure is a document the plan could not be applied to: its text is
 // kept as it was.
 type Failure struct {
-	// Line is the document's first line; Err says why, starting with
-	// "line N: " for the line of the problem.
+	// Line is the document's first line; Err says why, an
+	// *inventory.LineError when it is about a line of its own.
 	Line int
 	Err  error
+	// Index is the document's index (the first of its List's items).
+	Index int
 	// Workloads and Objects count the plan's workloads and new objects
 	// that were not applied.
 	Workloads, Objects int
@@ -60,14 +61,8 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 	if fp == nil || len(fp.Docs) == 0 && len(fp.Upgrades) == 0 && len(fp.Governance) == 0 {
 		return unchanged, nil
 	}
-	roots, failures, err := apply(docs, fp.Docs, fp.ClaimsFile == "")
+	roots, failures, err := applyPlan(docs, fp, fp.ClaimsFile == "")
 	if err != nil {
-		return unchanged, err
-	}
-	if roots, err = upgrades(docs, roots, fp.Upgrades); err != nil {
-		return unchanged, err
-	}
-	if roots, err = governs(docs, roots, fp.Governance); err != nil {
 		return unchanged, err
 	}
 	res := Result{Failures: failures}
@@ -75,7 +70,7 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 	pos := offset
 	for _, t := range roots {
 		if t.span.Start < pos || t.span.End > offset+len(data) {
-			return unchanged, fmt.Errorf("line %d: document outside the text read", t.line)
+			return unchanged, inventory.AtLine(t.line, errors.New("document outside the text read"))
 		}
 		if t.span.Start > pos {
 			res.Pieces = append(res.Pieces, Piece{Old: data[pos-offset : t.span.Start-offset], New: data[pos-offset : t.span.Start-offset]})
@@ -127,206 +122,9 @@ func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, 
 		}
 	}
 	if err := reparse(nw); err != nil {
-		return nil, fmt.Errorf("line %d: rewritten document does not parse (a kubedra bug, please report it): %w", t.line, err)
+		return nil, inventory.AtLine(t.line, fmt.Errorf("rewritten document does not parse (a kubedra bug, please report it): %w", err))
 	}
 	return nw, nil
-}
-
-// Edited is one document root the plan changed, with the new objects that
-// follow it (for a `kind: List` with inline objects, they are items of
-// the List already).
-type Edited struct {
-	Root    *yaml.Node
-	Objects []*yaml.RNode
-	span    inventory.Span
-	line    int
-	// replace, when set, makes the document's new text from its old one
-	// (a document an upgrade removes).
-	replace func(old []byte) []byte
-	before  *yaml.Node // Root before the edit
-	moved   []string   // comments the edit moved from Root to its new objects
-}
-
-// roots finds a batch's documents by their index and keeps one Edited per
-// document root (the items of a List share their List's), for the edits
-// that come after the workloads' (DRA upgrades, governance).
-type roots struct {
-	byIndex map[int]*inventory.Document
-	byRoot  map[*yaml.Node]*Edited
-	edited  []*Edited
-}
-
-func newRoots(docs []*inventory.Document, edited []*Edited) *roots {
-	r := &roots{byIndex: make(map[int]*inventory.Document, len(docs)), byRoot: map[*yaml.Node]*Edited{}, edited: edited}
-	for _, d := range docs {
-		r.byIndex[d.Origin.Index] = d
-	}
-	for _, e := range edited {
-		r.byRoot[e.Root] = e
-	}
-	return r
-}
-
-// doc returns the document at index and its root; line is the plan's,
-// for the error when the plan does not fit the documents.
-func (r *roots) doc(index, line int) (*inventory.Document, *yaml.Node, error) {
-	d := r.byIndex[index]
-	if d == nil {
-		return nil, nil, fmt.Errorf("line %d: no document %d there", line, index)
-	}
-	if d.Root != nil {
-		return d, d.Root, nil
-	}
-	return d, d.Node.YNode(), nil
-}
-
-// get returns the Edited of root, or nil when nothing edited it yet.
-func (r *roots) get(root *yaml.Node) *Edited { return r.byRoot[root] }
-
-// add starts the Edited of d's root; spliced keeps the node as it was, so
-// that only the lines the edit needs change in the text (splice.go).
-func (r *roots) add(d *inventory.Document, root *yaml.Node, spliced bool) *Edited {
-	e := &Edited{Root: root, span: d.Span, line: d.Origin.Line}
-	if spliced {
-		e.before = yaml.CopyYNode(root)
-	}
-	r.byRoot[root] = e
-	r.edited = append(r.edited, e)
-	return e
-}
-
-// sorted returns the edited roots in file order, checked for aliases.
-func (r *roots) sorted() ([]*Edited, error) {
-	slices.SortStableFunc(r.edited, func(a, b *Edited) int { return a.span.Start - b.span.Start })
-	for _, e := range r.edited {
-		if err := checkAliases(e.Root); err != nil {
-			return nil, err
-		}
-	}
-	return r.edited, nil
-}
-
-// Apply applies DocPlans to the Documents they were made for (matched by
-// document index) and returns the edited roots in file order. Documents
-// without a Root (a KRM function's items) are edited the same way. When
-// inline is set, new objects of a List item become items of the List
-// right after it; otherwise they are returned with their root.
-func Apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, error) {
-	out, failures, err := apply(docs, dps, inline)
-	if err == nil && len(failures) > 0 {
-		err = failures[0].Err
-	}
-	return out, err
-}
-
-// apply edits the documents. A document that cannot be edited is left out
-// of the result and listed as a Failure (a List whose item fails is left
-// out whole); err is for a plan that does not fit the documents at all.
-func apply(docs []*inventory.Document, dps []*plan.DocPlan, inline bool) ([]*Edited, []Failure, error) {
-	byIndex := make(map[int]*inventory.Document, len(docs))
-	for _, d := range docs {
-		byIndex[d.Origin.Index] = d
-	}
-	var out []*Edited
-	byRoot := map[*yaml.Node]*Edited{}
-	edits := map[*yaml.Node]int{}
-	failed := map[*yaml.Node]*Failure{}
-	var failedOrder []*yaml.Node
-	fail := func(root *yaml.Node, line int, err error) {
-		if failed[root] == nil {
-			failed[root] = &Failure{Line: line, Err: err}
-			failedOrder = append(failedOrder, root)
-		}
-	}
-	for _, dp := range dps {
-		d := byIndex[dp.Index]
-		if d == nil {
-			return nil, nil, fmt.Errorf("line %d: no document %d there", dp.Line, dp.Index)
-		}
-		root := d.Root
-		if root == nil {
-			root = d.Node.YNode()
-		}
-		if failed[root] != nil {
-			fail(root, d.Origin.Line, nil)
-			continue
-		}
-		e := byRoot[root]
-		if e == nil {
-			if err := duplicateKeys(root); err != nil {
-				fail(root, d.Origin.Line, err)
-				continue
-			}
-			// The node as it was, so that only the lines the edit needs
-			// change in the text (splice.go).
-			e = &Edited{Root: root, span: d.Span, line: d.Origin.Line, before: yaml.CopyYNode(root)}
-			byRoot[root] = e
-			out = append(out, e)
-		}
-		var hintNotes []string
-		for _, pe := range dp.Pods {
-			hintNotes = append(hintNotes, hintComments(d.Node.YNode(), pe.RemoveHints)...)
-		}
-		if err := Document(d.Node, dp); err != nil {
-			if !strings.HasPrefix(err.Error(), "line ") {
-				err = fmt.Errorf("line %d: %w", dp.Line, err)
-			}
-			fail(root, d.Origin.Line, err)
-			continue
-		}
-		edits[root]++
-		items := listOf(root)
-		if items == nil && edits[root] > 1 {
-			return nil, nil, fmt.Errorf("line %d: %d edits for one document", dp.Line, edits[root])
-		}
-		if items != nil && inline {
-			// New objects become items right after the workload.
-			idx := slices.Index(items.Content, d.Node.YNode())
-			if idx < 0 {
-				return nil, nil, fmt.Errorf("line %d: no list item there", dp.Line)
-			}
-			var add []*yaml.Node
-			for _, o := range dp.Objects {
-				add = append(add, yaml.CopyYNode(o.Node.YNode()))
-			}
-			e.moved = append(e.moved, moveHintComments(add, hintNotes)...)
-			items.Content = slices.Insert(items.Content, idx+1, add...)
-			continue
-		}
-		objs := nodes(dp.Objects)
-		var ys []*yaml.Node
-		for _, o := range objs {
-			ys = append(ys, o.YNode())
-		}
-		e.moved = append(e.moved, moveHintComments(ys, hintNotes)...)
-		e.Objects = append(e.Objects, objs...)
-	}
-	slices.SortStableFunc(out, func(a, b *Edited) int { return a.span.Start - b.span.Start })
-	kept := out[:0]
-	for _, e := range out {
-		if failed[e.Root] != nil {
-			continue // a later item of the List failed
-		}
-		if err := checkAliases(e.Root); err != nil {
-			failed[e.Root] = &Failure{Line: e.line, Err: err}
-			failedOrder = append(failedOrder, e.Root)
-			continue
-		}
-		kept = append(kept, e)
-	}
-	var failures []Failure
-	for _, r := range failedOrder {
-		f := *failed[r]
-		f.Workloads, f.Objects = 0, 0
-		for _, dp := range dps {
-			if d := byIndex[dp.Index]; d != nil && (d.Root == r || d.Root == nil && d.Node.YNode() == r) {
-				f.Workloads++
-				f.Objects += len(dp.Objects)
-			}
-		}
-		failures = append(failures, f)
-	}
-	return kept, failures, nil
 }
 
 // listOf returns the items of a root that holds a `kind: List` (or any
@@ -661,7 +459,7 @@ func checkAliases(n *yaml.Node) error {
 	walk(n)
 	for _, a := range aliases {
 		if a.Alias != nil && !present[a.Alias] {
-			return fmt.Errorf("line %d: the YAML anchor &%s is on a value that moves to DRA but alias *%s still uses it; replace the alias by its value, then run again", a.Line, a.Value, a.Value)
+			return inventory.AtLine(a.Line, fmt.Errorf("the YAML anchor &%s is on a value that moves to DRA but alias *%s still uses it; replace the alias by its value, then run again", a.Value, a.Value))
 		}
 	}
 	return nil

@@ -1,7 +1,7 @@
 package rewrite
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -154,7 +154,7 @@ func hoistSources(spec *yaml.RNode) error {
 				continue
 			}
 			if v.Kind != yaml.MappingNode {
-				return fmt.Errorf("line %d: resourceClaims[].source is not a map", k.Line)
+				return inventory.AtLine(k.Line, errors.New("resourceClaims[].source is not a map"))
 			}
 			moved := v.Content
 			if len(moved) > 0 && k.HeadComment != "" && moved[0].HeadComment == "" {
@@ -278,82 +278,6 @@ func toDeviceClass(root, spec *yaml.RNode) error {
 	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "spec", HeadComment: comments, LineComment: line}
 	m.Content = append(m.Content[:at], append([]*yaml.Node{key, yaml.CopyYNode(spec.YNode())}, m.Content[at:]...)...)
 	return setScalar(root, "kind", "DeviceClass")
-}
-
-// upgrades applies a batch's DRA upgrades to its documents and adds the
-// roots they touch to the edited ones, in file order. A removed document
-// becomes its comment; a removed list item leaves its List.
-func upgrades(docs []*inventory.Document, edited []*Edited, ups []*plan.Upgrade) ([]*Edited, error) {
-	if len(ups) == 0 {
-		return edited, nil
-	}
-	rs := newRoots(docs, edited)
-	for _, u := range ups {
-		d, root, err := rs.doc(u.Index, u.Line)
-		if err != nil {
-			return nil, err
-		}
-		e := rs.get(root)
-		if e == nil {
-			e = rs.add(d, root, false)
-		}
-		if u.Remove != "" {
-			if items := listOf(root); items != nil {
-				if i := slices.Index(items.Content, d.Node.YNode()); i >= 0 {
-					items.Content = slices.Delete(items.Content, i, i+1)
-					continue
-				}
-				return nil, fmt.Errorf("line %d: no list item there", u.Line)
-			}
-			comment := u.Remove
-			e.replace = func(old []byte) []byte {
-				_, trail := trimTrailing(old)
-				var b []byte
-				if bytes.HasPrefix(old, []byte("---")) {
-					b = append(b, "---\n"...)
-					old = old[bytes.IndexByte(old, '\n')+1:]
-				}
-				// The document's own leading comments stay.
-				for len(old) > 0 && bytes.HasPrefix(bytes.TrimLeft(old, " "), []byte("#")) {
-					i := bytes.IndexByte(old, '\n')
-					if i < 0 {
-						break
-					}
-					b, old = append(b, old[:i+1]...), old[i+1:]
-				}
-				return append(append(b, comment...), trail...)
-			}
-			continue
-		}
-		if err := Upgrade(d.Node, u); err != nil {
-			return nil, fmt.Errorf("line %d: %w", u.Line, err)
-		}
-	}
-	return rs.sorted()
-}
-
-// ApplyUpgrades applies DRA upgrades to documents without text (a KRM
-// function's items). It returns the indexes of the documents removed.
-func ApplyUpgrades(docs []*inventory.Document, ups []*plan.Upgrade) (map[int]bool, error) {
-	removed := map[int]bool{}
-	byIndex := make(map[int]*inventory.Document, len(docs))
-	for _, d := range docs {
-		byIndex[d.Origin.Index] = d
-	}
-	for _, u := range ups {
-		d := byIndex[u.Index]
-		if d == nil {
-			return nil, fmt.Errorf("no document %d", u.Index)
-		}
-		if u.Remove != "" {
-			removed[u.Index] = true
-			continue
-		}
-		if err := Upgrade(d.Node, u); err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", u.Kind, u.Name, err)
-		}
-	}
-	return removed, nil
 }
 
 // takeFields removes fields from map m and returns where the first of them

@@ -20,6 +20,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/chart/values"
 )
 
 // FileName is the file that makes a folder a chart.
@@ -34,7 +35,7 @@ const (
 // ReleaseName and Namespace are what a chart renders with, as `helm
 // template` does without arguments.
 const (
-	ReleaseName = "release-name"
+	ReleaseName = values.ReleaseName
 	Namespace   = "default"
 )
 
@@ -42,17 +43,35 @@ const (
 // template's -f/--values, --set, --set-string, --set-file, --set-json and
 // --kube-version.
 type Options struct {
-	Values    []string
-	Set       []string
-	SetString []string
-	SetFile   []string
-	SetJSON   []string
+	Flags
 	// KubeVersion is the cluster's version (.Capabilities.KubeVersion),
 	// e.g. "1.34"; "" is Helm's default.
 	KubeVersion string
 	// Dir is the folder relative paths (the chart's and the values files')
 	// are read from; "" is the process's working folder.
 	Dir string
+}
+
+// Flags are the values a chart renders with, as helm template takes
+// them: --values, --set, --set-string, --set-file and --set-json.
+type Flags struct {
+	Values, Set, SetString, SetFile, SetJSON []string
+}
+
+// Args are the flags as helm template's arguments, quoted for a shell.
+func (v Flags) Args() []string {
+	var out []string
+	add := func(name string, vals []string) {
+		for _, s := range vals {
+			out = append(out, name+" "+values.ShellQuote(s))
+		}
+	}
+	add("--values", v.Values)
+	add("--set", v.Set)
+	add("--set-string", v.SetString)
+	add("--set-file", v.SetFile)
+	add("--set-json", v.SetJSON)
+	return out
 }
 
 // IsChart reports whether the folder opened at dir holds a Chart.yaml.

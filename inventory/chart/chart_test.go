@@ -85,13 +85,13 @@ func TestTraceTemplateLines(t *testing.T) {
 		// The template writes the request itself: no values key.
 		{dir: "testdata/literal", container: "sidecar", line: "nvidia.com/gpu: 1", qty: "1", wantNoValues: true},
 		// --set feeds it: the key names the flag.
-		{dir: "testdata/literal", opts: Options{Set: []string{"gpus=4"}}, container: "train", line: "{{ .Values.gpus }}", qty: "4",
+		{dir: "testdata/literal", opts: Options{Flags: Flags{Set: []string{"gpus=4"}}}, container: "train", line: "{{ .Values.gpus }}", qty: "4",
 			values: ".Values.gpus", key: "gpus", valuesFile: "--set gpus=4"},
 		// --set-string after --set: the later flag is named.
-		{dir: "testdata/literal", opts: Options{Set: []string{"gpus=4"}, SetString: []string{"x=y,gpus=3"}}, container: "train", line: "{{ .Values.gpus }}", qty: "3",
+		{dir: "testdata/literal", opts: Options{Flags: Flags{Set: []string{"gpus=4"}, SetString: []string{"x=y,gpus=3"}}}, container: "train", line: "{{ .Values.gpus }}", qty: "3",
 			values: ".Values.gpus", key: "gpus", valuesFile: "--set-string x=y,gpus=3"},
 		// A -f file sets it: the line is that file's.
-		{dir: "testdata/gpu-app", opts: Options{Values: []string{"testdata/more-gpus.yaml"}}, container: "app", line: ".Values.resources", qty: "4",
+		{dir: "testdata/gpu-app", opts: Options{Flags: Flags{Values: []string{"testdata/more-gpus.yaml"}}}, container: "app", line: ".Values.resources", qty: "4",
 			values: ".Values.resources", key: `resources.limits.nvidia\.com/gpu`, valuesFile: "testdata/more-gpus.yaml", valuesLineHas: "nvidia.com/gpu: 4"},
 		// A dependency under charts/: its template and helper, the parent's
 		// worker.x feeding its .Values.x.
@@ -170,10 +170,10 @@ func TestErrorsNameTheChart(t *testing.T) {
 		{chart: "deps", file: "deps/Chart.yaml", msg: "missing in charts/ directory: lib"},
 		{chart: "bad", file: "bad/Chart.yaml", msg: "Chart.yaml"},
 		{chart: "schema", file: "schema/values.schema.json", msg: "gpus"},
-		{chart: "required", file: "required/Chart.yaml", opts: Options{Values: []string{"no-such-values.yaml"}}, msg: "no-such-values.yaml"},
+		{chart: "required", file: "required/Chart.yaml", opts: Options{Flags: Flags{Values: []string{"no-such-values.yaml"}}}, msg: "no-such-values.yaml"},
 		{chart: "yaml", file: "yaml/templates/cm.yaml", msg: "YAML parse error"},
-		{chart: "required", file: "required/Chart.yaml", opts: Options{Values: []string{"-"}}, msg: "stdin is not read"},
-		{chart: "required", file: "required/Chart.yaml", opts: Options{SetFile: []string{"name=-"}}, msg: "--set-file name=-: stdin is not read"},
+		{chart: "required", file: "required/Chart.yaml", opts: Options{Flags: Flags{Values: []string{"-"}}}, msg: "stdin is not read"},
+		{chart: "required", file: "required/Chart.yaml", opts: Options{Flags: Flags{SetFile: []string{"name=-"}}}, msg: "--set-file name=-: stdin is not read"},
 	} {
 		t.Run(tc.chart+"/"+filepath.Base(tc.file), func(t *testing.T) {
 			tc.opts.Dir = dir
@@ -221,16 +221,16 @@ func corpusCharts(t testing.TB) []string {
 // README asks (a chart that requires them fails without).
 var CorpusValues = map[string]Options{
 	// values.schema.json requires gpu, gpuPerNode, ...: example_values.yaml sets them.
-	"aws-samples__awsome-inference/2.projects/multinode-triton-trtllm-inference/multinode_helm_chart/chart": {Values: []string{"example_values.yaml"}},
+	"aws-samples__awsome-inference/2.projects/multinode-triton-trtllm-inference/multinode_helm_chart/chart": {Flags: Flags{Values: []string{"example_values.yaml"}}},
 	// `required` image.serverArgs.
-	"triton-inference-server__server/deploy/fleetcommand": {Set: []string{"image.serverArgs={--model-repository=s3://bucket/models}"}},
+	"triton-inference-server__server/deploy/fleetcommand": {Flags: Flags{Set: []string{"image.serverArgs={--model-repository=s3://bucket/models}"}}},
 	// The runai CLI always passes gitSync, and gpuInt for --gpu 1.
-	"run-ai__runai-cli/charts/mpijob": {Set: []string{"gitSync.sync=false", "gpuInt=1"}},
-	"run-ai__runai-cli/charts/runai":  {Set: []string{"gitSync.sync=false", "gpuInt=1"}},
+	"run-ai__runai-cli/charts/mpijob": {Flags: Flags{Set: []string{"gitSync.sync=false", "gpuInt=1"}}},
+	"run-ai__runai-cli/charts/runai":  {Flags: Flags{Set: []string{"gitSync.sync=false", "gpuInt=1"}}},
 	// The chart's own values for Gaudi, NVIDIA and ROCm.
-	"opea-project__GenAIInfra/helm-charts/common/tgi":  {Values: []string{"nv-values.yaml"}},
-	"opea-project__GenAIInfra/helm-charts/common/tei":  {Values: []string{"gaudi-values.yaml"}},
-	"opea-project__GenAIInfra/helm-charts/common/vllm": {Values: []string{"gaudi-values.yaml"}},
+	"opea-project__GenAIInfra/helm-charts/common/tgi":  {Flags: Flags{Values: []string{"nv-values.yaml"}}},
+	"opea-project__GenAIInfra/helm-charts/common/tei":  {Flags: Flags{Values: []string{"gaudi-values.yaml"}}},
+	"opea-project__GenAIInfra/helm-charts/common/vllm": {Flags: Flags{Values: []string{"gaudi-values.yaml"}}},
 	// kubeVersion: 1.27 - 1.29.
 	"huggingface__optimum-habana/examples/kubernetes": {KubeVersion: "1.29"},
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/chart/values"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
 )
@@ -96,7 +97,7 @@ func (c *Chart) Trace(ctx context.Context, r *Rendered, dopts detect.Options) (S
 		probe := func(ls []leaf) bool {
 			vals := c.Values()
 			for _, l := range ls {
-				SetValue(vals, l.path, l.probe)
+				values.SetValue(vals, l.path, l.probe)
 			}
 			st.Renders++
 			pr, err := c.Read(ctx, vals, dopts)
@@ -150,7 +151,7 @@ func (c *Chart) Trace(ctx context.Context, r *Rendered, dopts detect.Options) (S
 			}
 		}
 		if p := fed[i]; p != nil {
-			src.Key = KeyString(p)
+			src.Key = values.KeyString(p)
 			src.ValuesFile, src.ValuesLine = c.valuesLine(p)
 			rfile, rline, ref := reference(templates, f.Origin.Path, c.dependency(f.Origin.Path), p)
 			src.Values = ref
@@ -331,7 +332,7 @@ func (c *Chart) dependency(path string) string {
 func (c *Chart) valuesLine(p []string) (string, int) {
 	// Helm applies --set-json, --set, --set-string, then --set-file: the
 	// last flag that sets the key wins.
-	key := KeyString(p)
+	key := values.KeyString(p)
 	found := ""
 	for _, fl := range []struct {
 		name string

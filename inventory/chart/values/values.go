@@ -1,4 +1,8 @@
-package chart
+// Package values reads and writes paths in Helm values maps (the keys
+// helm's --set names, e.g. resources.limits.nvidia\.com/gpu). It is apart
+// from inventory/chart so that the chart strategy in rewrite/plan can use
+// it without linking the Helm SDK.
+package values
 
 import "strings"
 
@@ -70,4 +74,21 @@ func SetValue(vals map[string]any, p []string, v any) {
 		m = next
 	}
 	m[p[len(p)-1]] = v
+}
+
+// FileName is the values file of the values-file strategy, which migrate
+// writes beside Chart.yaml.
+const FileName = "values-kubedra.yaml"
+
+// ReleaseName is the release a chart renders as, as `helm template` does
+// without a name.
+const ReleaseName = "release-name"
+
+// ShellQuote quotes s for a POSIX shell when it needs it (the commands
+// kubedra prints: helm template with the user's flags).
+func ShellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
