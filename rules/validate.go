@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rules/selector"
 )
 
@@ -55,6 +56,20 @@ var (
 	roles       = []string{"accelerator", "network"}
 )
 
+// atFunc returns the line of a field (map keys and sequence indexes) of the
+// entry being checked.
+type atFunc func(field ...any) int
+
+// addFunc records one problem at a line.
+type addFunc func(line int, format string, args ...any)
+
+// entryAt returns the atFunc of entry i of the list key (rules, hints).
+func entryAt(node *yaml.Node, key string, i int) atFunc {
+	return func(field ...any) int { return lineOf(node, append([]any{key, i}, field...)...) }
+}
+
+// validate checks one decoded rules document, records the lines of its
+// enable and disable entries, and keeps the rules and hints that pass.
 func (p *parsed) validate(node *yaml.Node) LoadErrors {
 	var errs LoadErrors
 	add := func(line int, format string, args ...any) {
@@ -75,7 +90,7 @@ func (p *parsed) validate(node *yaml.Node) LoadErrors {
 	}
 	for i := range f.Rules {
 		r := &f.Rules[i]
-		at := func(field ...any) int { return lineOf(node, append([]any{"rules", i}, field...)...) }
+		at := entryAt(node, "rules", i)
 		if r.Vendor == "" {
 			r.Vendor = f.Vendor
 		}
@@ -86,56 +101,74 @@ func (p *parsed) validate(node *yaml.Node) LoadErrors {
 			p.rules = append(p.rules, cr)
 		}
 	}
-	for i := range f.Hints {
-		h := f.Hints[i]
-		at := func(field ...any) int { return lineOf(node, append([]any{"hints", i}, field...)...) }
+	for i, h := range f.Hints {
 		n := len(errs)
-		hr := &hintRule{HintRule: h, source: p.src.name, layer: p.src.layer}
-		if h.Label == "" {
-			add(at(), "hint needs a label")
-		}
-		if len(h.Drivers) == 0 {
-			add(at(), "hint %s needs drivers", h.Label)
-		}
-		sample := map[string][]string{"value": {"x"}, "raw": {"1"}}
-		if h.Value != "" {
-			re, err := regexp.Compile("^(?:" + h.Value + ")$")
-			if err != nil {
-				add(at("value"), "value: %v", err)
-			} else {
-				for _, n := range re.SubexpNames() {
-					if n != "" && n != "value" && n != "raw" {
-						sample[n] = []string{"1"}
-					}
-				}
-			}
-			hr.re = re
-		}
-		exprs := map[string]string{"in": h.In, "gt": h.Gt, "lt": h.Lt, "exists": h.Exists}
-		any := false
-		for _, k := range []string{"in", "gt", "lt", "exists"} {
-			e := exprs[k]
-			if e == "" {
-				continue
-			}
-			any = true
-			x, err := expand(e, sample, map[string]string{"raw": "raw"})
-			if err != nil {
-				add(at(k), "%s: %v", k, err)
-				continue
-			}
-			if _, err := selector.Compile(x, loadFeatures); err != nil {
-				add(at(k), "%s: %v", k, err)
-			}
-		}
-		if !any {
-			add(at(), "hint %s needs at least one of in, gt, lt, exists", h.Label)
-		}
+		hr := validateHint(h, p.src, entryAt(node, "hints", i), add)
 		if len(errs) == n {
 			p.hints = append(p.hints, hr)
 		}
 	}
-	for i, tp := range f.TemplatePaths {
+	validateTemplatePaths(f.TemplatePaths, node, add)
+	validateNaming(f.Naming, node, add)
+	return errs
+}
+
+// validateHint checks one hint rule and returns it ready to translate.
+func validateHint(h HintRule, src source, at atFunc, add addFunc) *hintRule {
+	hr := &hintRule{HintRule: h, source: src.name, layer: src.layer}
+	if h.Label == "" {
+		add(at(), "hint needs a label")
+	}
+	if len(h.Drivers) == 0 {
+		add(at(), "hint %s needs drivers", h.Label)
+	}
+	sample := map[string][]string{"value": {"x"}, "raw": {"1"}}
+	if h.Value != "" {
+		re, err := regexp.Compile("^(?:" + h.Value + ")$")
+		if err != nil {
+			add(at("value"), "value: %v", err)
+		} else {
+			for _, n := range re.SubexpNames() {
+				if n != "" && n != "value" && n != "raw" {
+					sample[n] = []string{"1"}
+				}
+			}
+		}
+		hr.re = re
+	}
+	validateHintExprs(h, sample, at, add)
+	return hr
+}
+
+// validateHintExprs checks that a hint rule has at least one selector
+// template and that each expands with sample values and compiles.
+func validateHintExprs(h HintRule, sample map[string][]string, at atFunc, add addFunc) {
+	exprs := map[string]string{"in": h.In, "gt": h.Gt, "lt": h.Lt, "exists": h.Exists}
+	any := false
+	for _, k := range []string{"in", "gt", "lt", "exists"} {
+		e := exprs[k]
+		if e == "" {
+			continue
+		}
+		any = true
+		x, err := expand(e, sample, map[string]string{"raw": "raw"})
+		if err != nil {
+			add(at(k), "%s: %v", k, err)
+			continue
+		}
+		if _, err := selector.Compile(x, loadFeatures); err != nil {
+			add(at(k), "%s: %v", k, err)
+		}
+	}
+	if !any {
+		add(at(), "hint %s needs at least one of in, gt, lt, exists", h.Label)
+	}
+}
+
+// validateTemplatePaths checks that every templatePaths entry has a kind
+// and dot-separated paths.
+func validateTemplatePaths(tps []inventory.TemplatePath, node *yaml.Node, add addFunc) {
+	for i, tp := range tps {
 		if tp.Kind == "" || len(tp.Paths) == 0 {
 			add(lineOf(node, "templatePaths", i), "templatePaths entries need kind and paths")
 		}
@@ -145,41 +178,67 @@ func (p *parsed) validate(node *yaml.Node) LoadErrors {
 			}
 		}
 	}
-	if nm := f.Naming; nm != nil {
-		for res, n := range nm.Requests {
-			if !dnsLabelRe.MatchString(n) || len(n) > 63 {
-				add(lineOf(node, "naming", "requests", res), "request name %q for %s is not a DNS label", n, res)
-			}
-		}
-		for res, n := range nm.Claims {
-			if !dnsLabelRe.MatchString(n) || len(n) > 63 {
-				add(lineOf(node, "naming", "claims", res), "claim name %q for %s is not a DNS label", n, res)
-			}
-		}
-	}
-	return errs
 }
 
-func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
+// validateNaming checks that the request and claim name overrides are DNS
+// labels.
+func validateNaming(nm *Naming, node *yaml.Node, add addFunc) {
+	if nm == nil {
+		return
+	}
+	for res, n := range nm.Requests {
+		if !dnsLabelRe.MatchString(n) || len(n) > 63 {
+			add(lineOf(node, "naming", "requests", res), "request name %q for %s is not a DNS label", n, res)
+		}
+	}
+	for res, n := range nm.Claims {
+		if !dnsLabelRe.MatchString(n) || len(n) > 63 {
+			add(lineOf(node, "naming", "claims", res), "claim name %q for %s is not a DNS label", n, res)
+		}
+	}
+}
+
+// validateRule checks one rule, defaults its status, and prepares it to
+// match: compiled patterns, list variables and minimum target.
+func validateRule(r *rule, at atFunc, add addFunc) {
 	if !idRe.MatchString(r.ID) {
 		add(at("id"), "rule id %q: want lower-case letters, digits, '-' and '.'", r.ID)
 	}
 	if (r.Resource == "") == (r.Match == "") {
 		add(at(), "rule %s: set exactly one of resource and match", r.ID)
 	}
-	vars := map[string]bool{}
 	r.modes = map[string]string{}
+	vars := compilePatterns(r, at, add)
+	validateValues(r, vars, at, add)
+	validateStatus(r, at, add)
+	validateNames(r, at, add)
+	if r.MinTarget != "" {
+		v, err := ParseVersion(r.MinTarget)
+		if err != nil {
+			add(at("minTarget"), "minTarget: %v", err)
+		}
+		r.minimum = v
+	}
+	validateTemplates(r, vars, at, add)
+	for i, ex := range r.Examples {
+		if r.Resource != "" && ex != r.Resource || r.re != nil && !r.re.MatchString(ex) {
+			add(at("examples", i), "example %q does not match the rule's resource", ex)
+		}
+	}
+	validateBlocks(r, at, add)
+}
+
+// compilePatterns compiles the rule's match and when.match expressions and
+// returns the variables their named groups define.
+func compilePatterns(r *rule, at atFunc, add addFunc) map[string]bool {
+	vars := map[string]bool{}
 	if r.Match != "" {
 		re, err := regexp.Compile("^(?:" + r.Match + ")$")
 		if err != nil {
 			add(at("match"), "match: %v", err)
 		} else {
 			r.re = re
-			for _, n := range re.SubexpNames() {
-				if n != "" {
-					vars[n] = true
-				}
-			}
+			addGroups(vars, re)
 		}
 	}
 	if w := r.When; w != nil {
@@ -192,14 +251,25 @@ func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
 				add(at("when", "match"), "when.match: %v", err)
 			} else {
 				r.whenRe = re
-				for _, n := range re.SubexpNames() {
-					if n != "" {
-						vars[n] = true
-					}
-				}
+				addGroups(vars, re)
 			}
 		}
 	}
+	return vars
+}
+
+// addGroups adds the names of re's named groups to vars.
+func addGroups(vars map[string]bool, re *regexp.Regexp) {
+	for _, n := range re.SubexpNames() {
+		if n != "" {
+			vars[n] = true
+		}
+	}
+}
+
+// validateValues checks the rule's derived variables, adds them to vars
+// and marks the list-valued ones in r.modes.
+func validateValues(r *rule, vars map[string]bool, at atFunc, add addFunc) {
 	for name, v := range r.Values {
 		if !vars[v.From] {
 			add(at("values", name), "values.%s: from %q is not a variable of this rule", name, v.From)
@@ -212,6 +282,11 @@ func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
 			r.modes[name] = "list"
 		}
 	}
+}
+
+// validateStatus defaults the rule's status to mappable and checks the
+// fields its status needs.
+func validateStatus(r *rule, at atFunc, add addFunc) {
 	switch r.Status {
 	case "":
 		r.Status = Mappable
@@ -234,22 +309,29 @@ func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
 	if r.Status == Lossy && r.Loss == "" {
 		add(at(), "rule %s: status lossy needs loss (what the mapping loses)", r.ID)
 	}
-	if r.Request != "" && !dnsLabelRe.MatchString(r.Request) {
-		add(at("request"), "request %q is not a DNS label", r.Request)
+}
+
+// validateNames checks the request, claim and extended resource names the
+// rule sets.
+func validateNames(r *rule, at atFunc, add addFunc) {
+	names := []struct {
+		field, value, msg string
+		re                *regexp.Regexp
+	}{
+		{"request", r.Request, "request %q is not a DNS label", dnsLabelRe},
+		{"claim", r.Claim, "claim %q is not a DNS label", dnsLabelRe},
+		{"extendedResourceName", r.ExtendedResourceName, "extendedResourceName %q is not a qualified name", qualifiedRe},
 	}
-	if r.Claim != "" && !dnsLabelRe.MatchString(r.Claim) {
-		add(at("claim"), "claim %q is not a DNS label", r.Claim)
-	}
-	if r.ExtendedResourceName != "" && !qualifiedRe.MatchString(r.ExtendedResourceName) {
-		add(at("extendedResourceName"), "extendedResourceName %q is not a qualified name", r.ExtendedResourceName)
-	}
-	if r.MinTarget != "" {
-		v, err := ParseVersion(r.MinTarget)
-		if err != nil {
-			add(at("minTarget"), "minTarget: %v", err)
+	for _, n := range names {
+		if n.value != "" && !n.re.MatchString(n.value) {
+			add(at(n.field), n.msg, n.value)
 		}
-		r.minimum = v
 	}
+}
+
+// validateTemplates checks that the rule's selectors, class selectors and
+// device class expand with its variables, and that the selectors compile.
+func validateTemplates(r *rule, vars map[string]bool, at atFunc, add addFunc) {
 	sample := map[string][]string{}
 	for v := range vars {
 		sample[v] = []string{"x"}
@@ -274,11 +356,11 @@ func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
 			add(at("deviceClass"), "deviceClass: %v", err)
 		}
 	}
-	for i, ex := range r.Examples {
-		if r.Resource != "" && ex != r.Resource || r.re != nil && !r.re.MatchString(ex) {
-			add(at("examples", i), "example %q does not match the rule's resource", ex)
-		}
-	}
+}
+
+// validateBlocks checks the rule's count, capacity, topology, sharing and
+// config blocks.
+func validateBlocks(r *rule, at atFunc, add addFunc) {
 	if c := r.Count; c != nil && c.UnitsPerDevice < 1 {
 		add(at("count"), "count.unitsPerDevice must be at least 1")
 	}
@@ -286,15 +368,7 @@ func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
 		add(at("capacity"), "capacity.attachTo is required")
 	}
 	if t := r.Topology; t != nil {
-		if !slices.Contains(roles, t.Role) {
-			add(at("topology", "role"), "topology.role %q: want accelerator or network", t.Role)
-		}
-		if t.Align != "" && !qualifiedRe.MatchString(strings.ReplaceAll(t.Align, "{n}", "1")) {
-			add(at("topology", "align"), "topology.align %q is not a qualified attribute name", t.Align)
-		}
-		if strings.Contains(t.Align, "{n}") && len(t.Groups) == 0 {
-			add(at("topology", "align"), "topology.align uses {n} but groups is empty")
-		}
+		validateTopology(t, at, add)
 	}
 	if sh := r.Sharing; sh != nil && sh.Config.Driver == "" {
 		add(at("sharing"), "sharing.config.driver is required")
@@ -303,6 +377,19 @@ func validateRule(r *rule, at func(...any) int, add func(int, string, ...any)) {
 		if c.Driver == "" {
 			add(at("config", i), "config[%d].driver is required", i)
 		}
+	}
+}
+
+// validateTopology checks a topology block's role and alignment attribute.
+func validateTopology(t *Topology, at atFunc, add addFunc) {
+	if !slices.Contains(roles, t.Role) {
+		add(at("topology", "role"), "topology.role %q: want accelerator or network", t.Role)
+	}
+	if t.Align != "" && !qualifiedRe.MatchString(strings.ReplaceAll(t.Align, "{n}", "1")) {
+		add(at("topology", "align"), "topology.align %q is not a qualified attribute name", t.Align)
+	}
+	if strings.Contains(t.Align, "{n}") && len(t.Groups) == 0 {
+		add(at("topology", "align"), "topology.align uses {n} but groups is empty")
 	}
 }
 
