@@ -99,57 +99,17 @@ func (s *Set) find(resource string, hints []inventory.Hint, active []int) *match
 		if r.disabled || r.replacedBy != "" {
 			continue
 		}
-		vars := map[string][]string{}
-		if r.Resource != "" {
-			if r.Resource != resource {
-				continue
-			}
-		} else {
-			m := r.re.FindStringSubmatch(resource)
-			if m == nil {
-				continue
-			}
-			for i, n := range r.re.SubexpNames() {
-				if n != "" {
-					vars[n] = []string{m[i]}
-				}
-			}
+		vars, ok := r.matchVars(resource)
+		if !ok {
+			continue
 		}
 		var when []int
-		if w := r.When; w != nil {
-			ok := false
-			for _, i := range active {
-				h := hints[i]
-				op, vals := hintValues(h)
-				if h.Key != w.Label || op != "In" {
-					continue
-				}
-				for _, v := range vals {
-					if len(w.Values) > 0 && !slices.Contains(w.Values, v) {
-						continue
-					}
-					if r.whenRe != nil {
-						m := r.whenRe.FindStringSubmatch(v)
-						if m == nil {
-							continue
-						}
-						for j, n := range r.whenRe.SubexpNames() {
-							if n != "" {
-								vars[n] = []string{m[j]}
-							}
-						}
-					}
-					ok = true
-					break
-				}
-				if ok {
-					when = append(when, i)
-					break
-				}
-			}
+		if r.When != nil {
+			h, ok := r.whenHint(hints, active, vars)
 			if !ok {
 				continue
 			}
+			when = []int{h}
 		}
 		// Later layers win; within a layer a satisfied When beats none, an
 		// exact name beats a pattern, and the first rule in file order wins.
@@ -168,6 +128,57 @@ func (s *Set) find(resource string, hints []inventory.Hint, active []int) *match
 		}
 	}
 	return best
+}
+
+// matchVars reports whether the rule names resource, and returns the
+// variables the named groups of its match pattern capture.
+func (r *rule) matchVars(resource string) (map[string][]string, bool) {
+	vars := map[string][]string{}
+	if r.Resource != "" {
+		return vars, r.Resource == resource
+	}
+	m := r.re.FindStringSubmatch(resource)
+	if m == nil {
+		return vars, false
+	}
+	for i, n := range r.re.SubexpNames() {
+		if n != "" {
+			vars[n] = []string{m[i]}
+		}
+	}
+	return vars, true
+}
+
+// whenHint returns the first of the active hints that satisfies the rule's
+// When condition, false when none does; it adds the variables when.match
+// captures from the hint's value to vars.
+func (r *rule) whenHint(hints []inventory.Hint, active []int, vars map[string][]string) (int, bool) {
+	w := r.When
+	for _, i := range active {
+		h := hints[i]
+		op, vals := hintValues(h)
+		if h.Key != w.Label || op != "In" {
+			continue
+		}
+		for _, v := range vals {
+			if len(w.Values) > 0 && !slices.Contains(w.Values, v) {
+				continue
+			}
+			if r.whenRe != nil {
+				m := r.whenRe.FindStringSubmatch(v)
+				if m == nil {
+					continue
+				}
+				for j, n := range r.whenRe.SubexpNames() {
+					if n != "" {
+						vars[n] = []string{m[j]}
+					}
+				}
+			}
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // transform applies a named Value transform.
