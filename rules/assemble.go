@@ -28,32 +28,7 @@ func applied(st *reqState, opts Options) bool {
 // constraints per container.
 func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) Resolution {
 	res := Resolution{Decisions: make([]Decision, len(states))}
-	var podReqs []int // indexes into states of per-pod requests
-	shared := map[string]int{}
-	for i, st := range states {
-		if !applied(st, opts) {
-			continue
-		}
-		if st.shared {
-			ci, ok := shared[st.claimBase]
-			if !ok {
-				ci = len(res.Claims)
-				shared[st.claimBase] = ci
-				c := Claim{Name: DNSLabel(st.claimBase, "device"), Shared: true}
-				c.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: DNSLabel(st.base, "device"), Exactly: st.spec.DeepCopy()}}
-				cfg := st.m.r.Sharing.Config
-				c.Spec.Devices.Config = append(c.Spec.Devices.Config, opaque([]string{DNSLabel(st.base, "device")}, cfg))
-				res.Claims = append(res.Claims, c)
-			}
-			c := &res.Claims[ci]
-			if e := c.Spec.Devices.Requests[0].Exactly; e.Count < st.spec.Count {
-				e.Count = st.spec.Count
-			}
-			st.d.Claim, st.d.Request = ci, c.Spec.Devices.Requests[0].Name
-			continue
-		}
-		podReqs = append(podReqs, i)
-	}
+	podReqs := sharedClaims(&res, states, opts)
 	if len(podReqs) > 0 {
 		res.Claims = append(res.Claims, s.perPodClaims(pod, states, podReqs, len(res.Claims))...)
 	}
@@ -62,12 +37,68 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 	for i := range res.Claims {
 		res.Claims[i].Name = unique(res.Claims[i].Name, claimNames)
 	}
+	referAttached(states, opts)
+	used := recordDecisions(&res, states, opts)
+	s.keepHints(pod, states, active, used)
+	keepTermsWhole(pod.Hints, used)
+	res.UsedHints = usedHints(used)
+	return res
+}
+
+// sharedClaims puts every applied request of a sharing group into the
+// group's shared claim in res, and returns (indexes into states) the other
+// applied requests, which get per-pod claims.
+func sharedClaims(res *Resolution, states []*reqState, opts Options) []int {
+	var podReqs []int
+	shared := map[string]int{}
+	for i, st := range states {
+		if !applied(st, opts) {
+			continue
+		}
+		if !st.shared {
+			podReqs = append(podReqs, i)
+			continue
+		}
+		ci, ok := shared[st.claimBase]
+		if !ok {
+			ci = len(res.Claims)
+			shared[st.claimBase] = ci
+			res.Claims = append(res.Claims, sharedClaim(st))
+		}
+		c := &res.Claims[ci]
+		if e := c.Spec.Devices.Requests[0].Exactly; e.Count < st.spec.Count {
+			e.Count = st.spec.Count
+		}
+		st.d.Claim, st.d.Request = ci, c.Spec.Devices.Requests[0].Name
+	}
+	return podReqs
+}
+
+// sharedClaim returns the shared claim of st's sharing group: st's request
+// and the driver's sharing configuration.
+func sharedClaim(st *reqState) Claim {
+	c := Claim{Name: DNSLabel(st.claimBase, "device"), Shared: true}
+	c.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: DNSLabel(st.base, "device"), Exactly: st.spec.DeepCopy()}}
+	cfg := st.m.r.Sharing.Config
+	c.Spec.Devices.Config = append(c.Spec.Devices.Config, opaque([]string{DNSLabel(st.base, "device")}, cfg))
+	return c
+}
+
+// referAttached points each applied capacity request at the claim and
+// requests of the request it is attached to.
+func referAttached(states []*reqState, opts Options) {
 	for _, st := range states {
 		if st.base == "-attached" && applied(states[st.host], opts) && (st.d.Status == Mappable || st.d.Status == Lossy && opts.AllowLossy) {
 			st.d.Claim, st.d.Request = states[st.host].d.Claim, states[st.host].d.Request
 			st.d.Refs = states[st.host].d.Refs
 		}
 	}
+}
+
+// recordDecisions copies every request's decision into res, with the
+// --allow-lossy fix and whether an extended resource can serve it, and
+// returns the hints that requests with a claim translated, marked true.
+func recordDecisions(res *Resolution, states []*reqState, opts Options) map[int]bool {
 	used := map[int]bool{}
 	for i, st := range states {
 		d := st.d
@@ -84,8 +115,13 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 		}
 		res.Decisions[i] = d
 	}
-	// A label that still matters to a request left on the device plugin
-	// (unmapped, or lossy without --allow-lossy) must stay on the pod.
+	return used
+}
+
+// keepHints marks false in used the hints that still matter to a request
+// left on the device plugin (unmapped, or lossy without --allow-lossy): a
+// label such a request needs must stay on the pod.
+func (s *Set) keepHints(pod Pod, states []*reqState, active []int, used map[int]bool) {
 	for _, st := range states {
 		if st.d.Claim >= 0 || st.m == nil || st.m.r.Driver == "" {
 			continue
@@ -106,11 +142,15 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 			}
 		}
 	}
-	// ORed affinity terms are removed whole or not at all.
+}
+
+// keepTermsWhole marks false every ORed affinity term hint in used when one
+// of them is kept: ORed terms are removed whole or not at all.
+func keepTermsWhole(hints []inventory.Hint, used map[int]bool) {
 	for h, ok := range used {
-		if !ok && len(pod.Hints[h].TermRests) > 1 {
-			for g := range pod.Hints {
-				if len(pod.Hints[g].TermRests) > 1 {
+		if !ok && len(hints[h].TermRests) > 1 {
+			for g := range hints {
+				if len(hints[g].TermRests) > 1 {
 					if _, seen := used[g]; seen {
 						used[g] = false
 					}
@@ -119,13 +159,18 @@ func (s *Set) assemble(pod Pod, opts Options, states []*reqState, active []int) 
 			break
 		}
 	}
+}
+
+// usedHints returns, sorted, the hints marked true in used.
+func usedHints(used map[int]bool) []int {
+	var out []int
 	for h, ok := range used {
 		if ok {
-			res.UsedHints = append(res.UsedHints, h)
+			out = append(out, h)
 		}
 	}
-	slices.Sort(res.UsedHints)
-	return res
+	slices.Sort(out)
+	return out
 }
 
 func constrained(c Claim, req string) bool {
@@ -224,79 +269,13 @@ var safeRaw = regexp.MustCompile(`^[A-Za-z0-9._-]*$`)
 // translate turns a hint into a selector for devices of driver, using the
 // winning hint rule for its label.
 func (s *Set) translate(h inventory.Hint, driver string) (hintX, bool) {
-	var hr *hintRule
-	for _, c := range s.hints {
-		if c.Label == h.Key && slices.Contains(c.Drivers, driver) && (hr == nil || c.layer >= hr.layer) {
-			hr = c
-		}
-	}
+	hr := s.hintRuleFor(h.Key, driver)
 	if hr == nil {
 		return hintX{}, false
 	}
-	one := func(tmpl, v string) (string, bool) {
-		raw := v
-		vars := map[string][]string{}
-		if hr.re != nil {
-			m := hr.re.FindStringSubmatch(v)
-			if m == nil {
-				return "", false
-			}
-			raw = m[0]
-			for i, n := range hr.re.SubexpNames() {
-				if n != "" && n != "raw" {
-					vars[n] = []string{m[i]}
-				}
-			}
-			if i := hr.re.SubexpIndex("value"); i > 0 {
-				raw = m[i]
-			}
-		} else if strings.Contains(tmpl, "raw") && !safeRaw.MatchString(v) {
-			return "", false
-		}
-		if len(hr.Map) > 0 {
-			mv, ok := hr.Map[raw]
-			if !ok {
-				return "", false
-			}
-			raw = mv
-		}
-		vars["value"], vars["raw"] = []string{raw}, []string{raw}
-		x, err := expand(tmpl, vars, map[string]string{"raw": "raw"})
-		return x, err == nil
-	}
 	op, vals := hintValues(h)
-	var parts []string
-	switch op {
-	case "In", "NotIn":
-		if hr.In == "" || len(vals) == 0 {
-			return hintX{}, false
-		}
-		for _, v := range vals {
-			x, ok := one(hr.In, v)
-			if !ok {
-				return hintX{}, false
-			}
-			parts = append(parts, x)
-		}
-	case "Gt", "Lt":
-		tmpl := hr.Gt
-		if op == "Lt" {
-			tmpl = hr.Lt
-		}
-		if tmpl == "" || len(vals) != 1 {
-			return hintX{}, false
-		}
-		x, ok := one(tmpl, vals[0])
-		if !ok {
-			return hintX{}, false
-		}
-		parts = append(parts, x)
-	case "Exists", "DoesNotExist":
-		if hr.Exists == "" {
-			return hintX{}, false
-		}
-		parts = append(parts, hr.Exists)
-	default:
+	parts, ok := hr.parts(op, vals)
+	if !ok {
 		return hintX{}, false
 	}
 	expr := parts[0]
@@ -313,6 +292,96 @@ func (s *Set) translate(h inventory.Hint, driver string) (hintX, bool) {
 		expr = ""
 	}
 	return hintX{expr: expr, keep: hr.Keep}, true
+}
+
+// hintRuleFor returns the hint rule that wins for label and driver: the
+// last of the highest layer, nil when none applies.
+func (s *Set) hintRuleFor(label, driver string) *hintRule {
+	var hr *hintRule
+	for _, c := range s.hints {
+		if c.Label == label && slices.Contains(c.Drivers, driver) && (hr == nil || c.layer >= hr.layer) {
+			hr = c
+		}
+	}
+	return hr
+}
+
+// parts returns the selectors a hint with operator op and values vals
+// becomes, before negation (one per value of In and NotIn, ORed by the
+// caller); false when the rule has no template for op or a value does not
+// translate.
+func (hr *hintRule) parts(op string, vals []string) ([]string, bool) {
+	var parts []string
+	switch op {
+	case "In", "NotIn":
+		if hr.In == "" || len(vals) == 0 {
+			return nil, false
+		}
+		for _, v := range vals {
+			x, ok := hr.expandValue(hr.In, v)
+			if !ok {
+				return nil, false
+			}
+			parts = append(parts, x)
+		}
+	case "Gt", "Lt":
+		tmpl := hr.Gt
+		if op == "Lt" {
+			tmpl = hr.Lt
+		}
+		if tmpl == "" || len(vals) != 1 {
+			return nil, false
+		}
+		x, ok := hr.expandValue(tmpl, vals[0])
+		if !ok {
+			return nil, false
+		}
+		parts = append(parts, x)
+	case "Exists", "DoesNotExist":
+		if hr.Exists == "" {
+			return nil, false
+		}
+		parts = append(parts, hr.Exists)
+	default:
+		return nil, false
+	}
+	return parts, true
+}
+
+// expandValue expands tmpl for one label value v: the rule's Value pattern
+// extracts {{value}}, {{raw}} and its other named groups, and Map replaces
+// the value. It is false when v does not match, is missing from Map, or is
+// unsafe as {{raw}} without a pattern.
+func (hr *hintRule) expandValue(tmpl, v string) (string, bool) {
+	raw := v
+	vars := map[string][]string{}
+	if hr.re != nil {
+		m := hr.re.FindStringSubmatch(v)
+		if m == nil {
+			return "", false
+		}
+		raw = m[0]
+		for i, n := range hr.re.SubexpNames() {
+			if n != "" && n != "raw" {
+				vars[n] = []string{m[i]}
+			}
+		}
+		if i := hr.re.SubexpIndex("value"); i > 0 {
+			raw = m[i]
+		}
+	} else if strings.Contains(tmpl, "raw") && !safeRaw.MatchString(v) {
+		return "", false
+	}
+	if len(hr.Map) > 0 {
+		mv, ok := hr.Map[raw]
+		if !ok {
+			return "", false
+		}
+		raw = mv
+	}
+	vars["value"], vars["raw"] = []string{raw}, []string{raw}
+	x, err := expand(tmpl, vars, map[string]string{"raw": "raw"})
+	return x, err == nil
 }
 
 // instanceFamily returns the EC2 instance family a pod is pinned to, from

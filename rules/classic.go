@@ -117,48 +117,19 @@ func ClassicClaim(className string, ref *inventory.ParametersRef, params map[str
 	ex := &resourcev1.ExactDeviceRequest{}
 	req := resourcev1.DeviceRequest{Exactly: ex}
 	var cfg *deviceConfig
+	var notes []string
+	var err error
 	switch ref.Kind {
 	case "GpuClaimParameters":
 		req.Name, ex.DeviceClassName = "gpu", "gpu.nvidia.com"
-		if n, ok, err := intField(spec, "count"); err != nil {
-			return out, err
-		} else if ok && n != 1 {
-			ex.Count = n
-		}
-		if sel, ok := spec["selector"]; ok && sel != nil {
-			expr, err := classicSelector(sel)
-			if err != nil {
-				return out, fmt.Errorf("GpuClaimParameters %s: selector: %w", ref.Name, err)
-			}
-			ex.Selectors = append(ex.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: expr}})
-		}
-		sharing, notes, err := classicSharing(spec["sharing"], true)
-		if err != nil {
-			return out, fmt.Errorf("GpuClaimParameters %s: %w", ref.Name, err)
-		}
-		out.Notes = append(out.Notes, notes...)
-		if sharing != nil {
-			cfg = &deviceConfig{APIVersion: nvidiaConfigVersion, Kind: "GpuConfig", Sharing: sharing}
-		}
+		cfg, notes, err = gpuParameters(ref.Name, spec, ex)
 	case "MigDeviceClaimParameters":
 		req.Name, ex.DeviceClassName = "mig", "mig.nvidia.com"
-		if g, ok := spec["gpuClaimName"].(string); ok && g != "" {
-			return out, fmt.Errorf("MigDeviceClaimParameters %s: gpuClaimName (a MIG device on the GPU of claim %s) has no v1 equivalent: claims cannot constrain each other; put both requests in one claim with a matchAttribute gpu.nvidia.com/parentUUID constraint by hand", ref.Name, g)
-		}
-		if p, ok := spec["profile"].(string); ok && p != "" {
-			ex.Selectors = append(ex.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{
-				Expression: fmt.Sprintf(`device.attributes["gpu.nvidia.com"].profile == %s`, strconv.Quote(p))}})
-		} else if params != nil {
-			out.Notes = append(out.Notes, fmt.Sprintf("MigDeviceClaimParameters %s has no profile: the request takes any MIG device", ref.Name))
-		}
-		sharing, notes, err := classicSharing(spec["sharing"], false)
-		if err != nil {
-			return out, fmt.Errorf("MigDeviceClaimParameters %s: %w", ref.Name, err)
-		}
-		out.Notes = append(out.Notes, notes...)
-		if sharing != nil {
-			cfg = &deviceConfig{APIVersion: nvidiaConfigVersion, Kind: "MigDeviceConfig", Sharing: sharing}
-		}
+		cfg, notes, err = migParameters(ref.Name, spec, ex)
+	}
+	out.Notes = append(out.Notes, notes...)
+	if err != nil {
+		return out, err
 	}
 	for _, s := range ex.Selectors {
 		if _, err := selector.Compile(s.CEL.Expression, selector.Features{}); err != nil {
@@ -176,6 +147,58 @@ func ClassicClaim(className string, ref *inventory.ParametersRef, params map[str
 				Driver: nvidiaDriver, Parameters: runtime.RawExtension{Raw: raw}}}}}
 	}
 	return out, nil
+}
+
+// gpuParameters puts the count and selector of the GpuClaimParameters name
+// (spec) into ex, and returns the GpuConfig its sharing becomes, if any,
+// with notes on the sharing.
+func gpuParameters(name string, spec map[string]any, ex *resourcev1.ExactDeviceRequest) (*deviceConfig, []string, error) {
+	if n, ok, err := intField(spec, "count"); err != nil {
+		return nil, nil, err
+	} else if ok && n != 1 {
+		ex.Count = n
+	}
+	if sel, ok := spec["selector"]; ok && sel != nil {
+		expr, err := classicSelector(sel)
+		if err != nil {
+			return nil, nil, fmt.Errorf("GpuClaimParameters %s: selector: %w", name, err)
+		}
+		ex.Selectors = append(ex.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: expr}})
+	}
+	sharing, notes, err := classicSharing(spec["sharing"], true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("GpuClaimParameters %s: %w", name, err)
+	}
+	if sharing == nil {
+		return nil, notes, nil
+	}
+	return &deviceConfig{APIVersion: nvidiaConfigVersion, Kind: "GpuConfig", Sharing: sharing}, notes, nil
+}
+
+// migParameters puts the profile of the MigDeviceClaimParameters name
+// (spec, nil when not among the inputs) into ex, and returns the
+// MigDeviceConfig its sharing becomes, if any, with notes on the profile
+// and sharing (the notes so far also with an error).
+func migParameters(name string, spec map[string]any, ex *resourcev1.ExactDeviceRequest) (*deviceConfig, []string, error) {
+	if g, ok := spec["gpuClaimName"].(string); ok && g != "" {
+		return nil, nil, fmt.Errorf("MigDeviceClaimParameters %s: gpuClaimName (a MIG device on the GPU of claim %s) has no v1 equivalent: claims cannot constrain each other; put both requests in one claim with a matchAttribute gpu.nvidia.com/parentUUID constraint by hand", name, g)
+	}
+	var notes []string
+	if p, ok := spec["profile"].(string); ok && p != "" {
+		ex.Selectors = append(ex.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{
+			Expression: fmt.Sprintf(`device.attributes["gpu.nvidia.com"].profile == %s`, strconv.Quote(p))}})
+	} else if spec != nil {
+		notes = append(notes, fmt.Sprintf("MigDeviceClaimParameters %s has no profile: the request takes any MIG device", name))
+	}
+	sharing, more, err := classicSharing(spec["sharing"], false)
+	if err != nil {
+		return nil, notes, fmt.Errorf("MigDeviceClaimParameters %s: %w", name, err)
+	}
+	notes = append(notes, more...)
+	if sharing == nil {
+		return nil, notes, nil
+	}
+	return &deviceConfig{APIVersion: nvidiaConfigVersion, Kind: "MigDeviceConfig", Sharing: sharing}, notes, nil
 }
 
 // requestName is a request name derived from a class name: its first DNS

@@ -59,7 +59,26 @@ func containerKey(r PodRequest) string { return string(r.ContainerType) + "/" + 
 // is split. A topology constraint that would span two claims is dropped,
 // and the decisions say so.
 func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) []Claim {
-	var entries []*entry
+	entries, uses := podEntries(pod, states, idxs)
+	taken := map[string]bool{}
+	nameEntries(pod, entries, taken)
+	entries = splitEntries(entries, uses, taken)
+	bins := pack(pod, entries)
+	constraints := s.topologyOf(pod, states, entries)
+	claims := claimsOf(entries, bins)
+	constrain(pod, states, claims, constraints)
+	if bins > 1 {
+		noteSpread(pod, states, entries)
+	}
+	refer(pod, states, idxs, entries, uses, first)
+	return claims
+}
+
+// podEntries makes the entries of the requests idxs: one per long-lived
+// container's request, and one per init container's request for the
+// devices that the entries it may reuse do not cover. uses are the entries
+// each init container's request references.
+func podEntries(pod Pod, states []*reqState, idxs []int) (entries []*entry, uses map[int][]*entry) {
 	byOwner := map[int]*entry{}
 	newEntry := func(i int, count int64) *entry {
 		st := states[i]
@@ -78,32 +97,10 @@ func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) [
 		e.users = []int{i}
 	}
 	slices.SortStableFunc(inits, func(a, b int) int { return pod.Requests[a].ContainerIndex - pod.Requests[b].ContainerIndex })
-	uses := map[int][]*entry{}
+	uses = map[int][]*entry{}
 	for _, i := range inits {
-		st, r := states[i], pod.Requests[i]
-		var pool []*entry
-		for _, j := range idxs {
-			e := byOwner[j]
-			if e == nil || e.key != podKey(st) {
-				continue
-			}
-			o := pod.Requests[j]
-			switch o.ContainerType {
-			case inventory.Container:
-			case inventory.SidecarContainer:
-				// A sidecar listed before the init container runs beside
-				// it: their devices must differ.
-				if o.ContainerIndex < r.ContainerIndex {
-					continue
-				}
-			default: // an earlier init container's own devices: it has ended
-				if o.ContainerIndex >= r.ContainerIndex {
-					continue
-				}
-			}
-			pool = append(pool, e)
-		}
-		chosen := choose(pool, st.spec.Count)
+		st := states[i]
+		chosen := choose(reusable(pod, byOwner, idxs, i, podKey(st)), st.spec.Count)
 		var have int64
 		for _, e := range chosen {
 			have += e.spec.Count
@@ -121,14 +118,46 @@ func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) [
 			entries = append(entries, e)
 		}
 	}
+	return entries, uses
+}
 
-	// Request names: the base name when it is unique in the pod, else
-	// base-container.
+// reusable returns the entries with key whose devices the init container
+// of request i may reuse: those of the app containers, of the sidecars
+// listed after it and of the init containers before it (they have ended).
+func reusable(pod Pod, byOwner map[int]*entry, idxs []int, i int, key string) []*entry {
+	r := pod.Requests[i]
+	var pool []*entry
+	for _, j := range idxs {
+		e := byOwner[j]
+		if e == nil || e.key != key {
+			continue
+		}
+		o := pod.Requests[j]
+		switch o.ContainerType {
+		case inventory.Container:
+		case inventory.SidecarContainer:
+			// A sidecar listed before the init container runs beside
+			// it: their devices must differ.
+			if o.ContainerIndex < r.ContainerIndex {
+				continue
+			}
+		default: // an earlier init container's own devices: it has ended
+			if o.ContainerIndex >= r.ContainerIndex {
+				continue
+			}
+		}
+		pool = append(pool, e)
+	}
+	return pool
+}
+
+// nameEntries names the entries' requests: the base name when it is unique
+// in the pod, else base-container, made unique in taken.
+func nameEntries(pod Pod, entries []*entry, taken map[string]bool) {
 	n := map[string]int{}
 	for _, e := range entries {
 		n[e.base]++
 	}
-	taken := map[string]bool{}
 	for _, e := range entries {
 		name := e.base
 		if n[e.base] > 1 {
@@ -136,7 +165,12 @@ func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) [
 		}
 		e.name = unique(DNSLabel(name, "device"), taken)
 	}
-	// A request of more devices than a claim holds is split.
+}
+
+// splitEntries splits each entry of more devices than a claim holds into
+// parts of at most maxClaimDevices, named uniquely in taken, and adds the
+// parts to the uses that reference the entry.
+func splitEntries(entries []*entry, uses map[int][]*entry, taken map[string]bool) []*entry {
 	var split []*entry
 	for _, e := range entries {
 		split = append(split, e)
@@ -155,10 +189,12 @@ func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) [
 		}
 		e.spec.Count = min(e.spec.Count, maxClaimDevices)
 	}
-	entries = split
+	return split
+}
 
-	bins := pack(pod, entries)
-	constraints := s.topologyOf(pod, states, entries)
+// claimsOf builds the bins claims that pack placed the entries in: their
+// requests and configs, and names joined from the entries' claim bases.
+func claimsOf(entries []*entry, bins int) []Claim {
 	claims := make([]Claim, bins)
 	for _, e := range entries {
 		c := &claims[e.bin]
@@ -176,6 +212,13 @@ func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) [
 	for b := range claims {
 		claims[b].Name = DNSLabel(strings.Join(bases[b], "-"), "device")
 	}
+	return claims
+}
+
+// constrain adds each topology constraint to the claim that holds all its
+// entries; a constraint whose entries span claims is dropped, and the
+// decisions of their users say so.
+func constrain(pod Pod, states []*reqState, claims []Claim, constraints []constraint) {
 	for _, k := range constraints {
 		bin := -1
 		spans := false
@@ -196,25 +239,30 @@ func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) [
 			}
 		}
 	}
-	if bins > 1 {
-		// Say so on the containers whose own devices were spread.
-		spread := map[string]map[int]bool{}
-		for _, e := range entries {
-			k := containerKey(pod.Requests[e.owner])
-			if spread[k] == nil {
-				spread[k] = map[int]bool{}
-			}
-			spread[k][e.bin] = true
+}
+
+// noteSpread says so on the decisions of the containers whose own devices
+// were spread over several claims.
+func noteSpread(pod Pod, states []*reqState, entries []*entry) {
+	spread := map[string]map[int]bool{}
+	for _, e := range entries {
+		k := containerKey(pod.Requests[e.owner])
+		if spread[k] == nil {
+			spread[k] = map[int]bool{}
 		}
-		for _, e := range entries {
-			if k := containerKey(pod.Requests[e.owner]); len(spread[k]) > 1 {
-				note(states[e.owner], fmt.Sprintf("the pod asks for more devices than one claim holds (%d): container %s's are spread over %d claims, and no constraint spans claims",
-					maxClaimDevices, pod.Requests[e.owner].Container, len(spread[k])))
-			}
+		spread[k][e.bin] = true
+	}
+	for _, e := range entries {
+		if k := containerKey(pod.Requests[e.owner]); len(spread[k]) > 1 {
+			note(states[e.owner], fmt.Sprintf("the pod asks for more devices than one claim holds (%d): container %s's are spread over %d claims, and no constraint spans claims",
+				maxClaimDevices, pod.Requests[e.owner].Container, len(spread[k])))
 		}
 	}
+}
 
-	// Decisions: every request the container references, in claim order.
+// refer points the decision of every request idxs at the requests its
+// container references, in claim order, numbering claims from first.
+func refer(pod Pod, states []*reqState, idxs []int, entries []*entry, uses map[int][]*entry, first int) {
 	for _, i := range idxs {
 		st := states[i]
 		refs := uses[i]
@@ -232,7 +280,6 @@ func (s *Set) perPodClaims(pod Pod, states []*reqState, idxs []int, first int) [
 		}
 		st.d.Claim, st.d.Request = st.d.Refs[0].Claim, st.d.Refs[0].Request
 	}
-	return claims
 }
 
 // note records a split note on a decision once.
