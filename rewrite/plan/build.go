@@ -347,56 +347,10 @@ func (b *builder) doc(d *doc) {
 	// Report what will not move, and keep the pods that have something to do.
 	var active []*pod
 	for _, pd := range d.pods {
-		f0 := pd.findings[0]
-		if ignore := b.opts.Ignore.Reason(f0); ignore != "" {
-			for _, f := range pd.findings {
-				b.diag(inventory.Info, RuleIgnored, f, "ignored: "+ignore, "")
-			}
+		if b.leftAlone(pd) {
 			continue
 		}
-		if f0.IgnoreInvalid {
-			for _, f := range pd.findings {
-				b.diag(inventory.Warning, RuleIgnoreWithoutReason, f, "kubedra.io/ignore annotation has no reason; the workload is left unchanged", "give the reason as the annotation value")
-			}
-			continue
-		}
-		if why, ok := noClaims[apiGroup(f0.APIVersion)]; ok {
-			for _, f := range pd.findings {
-				b.diag(inventory.Warning, RuleNoClaimsField, f, "left unchanged: "+why, "migrate the pods this "+f.Kind+" creates (for example with a pod spec patch) by hand")
-			}
-			continue
-		}
-		if f0.Generic {
-			for _, f := range pd.findings {
-				b.diag(inventory.Warning, RuleUnknownKind, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
-					"add a templatePaths entry for the kind in a rules file (--rules) to migrate it")
-			}
-			continue
-		}
-		mapped := false
-		for i, f := range pd.findings {
-			dec := decision(pd.res, i)
-			switch {
-			case dec.Zero:
-				mapped = true
-				b.diag(inventory.Info, RuleZeroCount, f, fmt.Sprintf("%s: %s asks for no device: the entry is removed and no claim is added", f.Resource, f.Quantity()), "")
-			case dec.Claim >= 0 && dec.Claim < len(pd.res.Claims):
-				mapped = true
-				if dec.Status == rules.Lossy {
-					b.diag(inventory.Warning, RuleLossyApplied, f, "lossy mapping applied (--allow-lossy): "+dec.Loss, "")
-				}
-				if dec.Split != "" {
-					b.diag(inventory.Warning, RuleClaimSplit, f, dec.Split, "")
-				}
-			case dec.Status == rules.Lossy:
-				b.diag(inventory.Warning, RuleLossy, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
-			case dec.Status == rules.DRABacked:
-				b.diag(inventory.Info, RuleDRABacked, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
-			default:
-				b.diag(inventory.Warning, RuleUnmapped, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
-			}
-		}
-		if mapped && (b.opts.Strategy != Claims || len(b.knativeLeft([]*pod{pd})) > 0) {
+		if b.reportDecisions(pd) && (b.opts.Strategy != Claims || len(b.knativeLeft([]*pod{pd})) > 0) {
 			active = append(active, pd)
 		}
 	}
@@ -419,17 +373,86 @@ func (b *builder) doc(d *doc) {
 	}
 	if b.opts.Strategy == ExtendedResource {
 		// Explicit extended-resource strategy, but this workload needs claims.
-		for _, pd := range active {
-			for i, f := range pd.findings {
-				if decision(pd.res, i).Claim >= 0 {
-					b.diag(inventory.Warning, RuleStrategy, f, "left unchanged: --strategy extended-resource cannot serve it: "+why, "use --strategy claims or auto for this workload")
-				}
-			}
-		}
+		b.refuseExtended(active, why)
 		return
 	}
 	b.claims(d, dp, active)
 	b.frameworks(dp, active)
+}
+
+// leftAlone reports the pod templates migrate leaves as they are whatever
+// the rules decide (ignored, an ignore without reason, no claims field, an
+// unknown kind), each finding with why.
+func (b *builder) leftAlone(pd *pod) bool {
+	f0 := pd.findings[0]
+	if ignore := b.opts.Ignore.Reason(f0); ignore != "" {
+		for _, f := range pd.findings {
+			b.diag(inventory.Info, RuleIgnored, f, "ignored: "+ignore, "")
+		}
+		return true
+	}
+	if f0.IgnoreInvalid {
+		for _, f := range pd.findings {
+			b.diag(inventory.Warning, RuleIgnoreWithoutReason, f, "kubedra.io/ignore annotation has no reason; the workload is left unchanged", "give the reason as the annotation value")
+		}
+		return true
+	}
+	if why, ok := noClaims[apiGroup(f0.APIVersion)]; ok {
+		for _, f := range pd.findings {
+			b.diag(inventory.Warning, RuleNoClaimsField, f, "left unchanged: "+why, "migrate the pods this "+f.Kind+" creates (for example with a pod spec patch) by hand")
+		}
+		return true
+	}
+	if f0.Generic {
+		for _, f := range pd.findings {
+			b.diag(inventory.Warning, RuleUnknownKind, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
+				"add a templatePaths entry for the kind in a rules file (--rules) to migrate it")
+		}
+		return true
+	}
+	return false
+}
+
+// reportDecisions reports what the rules decided for each request of a pod
+// template, and whether any of them moves (to a claim, or away with a zero
+// count).
+func (b *builder) reportDecisions(pd *pod) bool {
+	mapped := false
+	for i, f := range pd.findings {
+		dec := decision(pd.res, i)
+		switch {
+		case dec.Zero:
+			mapped = true
+			b.diag(inventory.Info, RuleZeroCount, f, fmt.Sprintf("%s: %s asks for no device: the entry is removed and no claim is added", f.Resource, f.Quantity()), "")
+		case dec.Claim >= 0 && dec.Claim < len(pd.res.Claims):
+			mapped = true
+			if dec.Status == rules.Lossy {
+				b.diag(inventory.Warning, RuleLossyApplied, f, "lossy mapping applied (--allow-lossy): "+dec.Loss, "")
+			}
+			if dec.Split != "" {
+				b.diag(inventory.Warning, RuleClaimSplit, f, dec.Split, "")
+			}
+		case dec.Status == rules.Lossy:
+			b.diag(inventory.Warning, RuleLossy, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
+		case dec.Status == rules.DRABacked:
+			b.diag(inventory.Info, RuleDRABacked, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
+		default:
+			b.diag(inventory.Warning, RuleUnmapped, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
+		}
+	}
+	return mapped
+}
+
+// refuseExtended reports the requests of a workload that needs claims,
+// which the explicit extended-resource strategy cannot serve.
+func (b *builder) refuseExtended(pods []*pod, why string) {
+	for _, pd := range pods {
+		for i, f := range pd.findings {
+			if decision(pd.res, i).Claim >= 0 {
+				b.diag(inventory.Warning, RuleStrategy, f, "left unchanged: --strategy extended-resource cannot serve it: "+why, "use --strategy claims or auto for this workload")
+			}
+		}
+	}
 }
 
 // choose picks the strategy for one workload and says why.
