@@ -532,14 +532,40 @@ func (b *builder) extended(pods []*pod) {
 
 // claims plans the claim rewrite of one document.
 func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
-	first := pods[0].findings[0]
-	type made struct {
-		claim   rules.Claim
-		objName string
+	dc := &docClaims{builder: b, first: pods[0].findings[0], dp: dp, distinct: distinctClaims(pods)}
+	for _, pd := range pods {
+		pe, ok := dc.planPod(pd)
+		if !ok {
+			return
+		}
+		dp.Pods = append(dp.Pods, pe)
 	}
-	var objects []made
-	// A claim name whose claims differ between pod templates of this
-	// workload needs the pod template in the object name.
+	b.addDoc(d, dp)
+}
+
+// docClaims plans the claims of one document's pod templates.
+type docClaims struct {
+	*builder
+	first inventory.Finding // the document's first finding
+	dp    *DocPlan
+	// objects are the claim objects made for the document so far:
+	// identical claims of one workload share one object.
+	objects []madeClaim
+	// distinct are the different claims of each claim name among the
+	// workload's pod templates (distinctClaims).
+	distinct map[string][]rules.Claim
+}
+
+// madeClaim is a claim and the name of the object made for it.
+type madeClaim struct {
+	claim   rules.Claim
+	objName string
+}
+
+// distinctClaims are the different claims of each claim name among pods:
+// a claim name whose claims differ between pod templates of this workload
+// needs the pod template in the object name.
+func distinctClaims(pods []*pod) map[string][]rules.Claim {
 	distinct := map[string][]rules.Claim{}
 	for _, pd := range pods {
 		for _, c := range pd.res.Claims {
@@ -548,138 +574,204 @@ func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
 			}
 		}
 	}
-	for _, pd := range pods {
-		pe := PodEdit{Path: pd.findings[0].PodTemplatePath}
-		podClaim := map[int]string{} // claim index -> pod claim name
-		// Pod claim names: the rules' unless the pod already has a claim by
-		// that name (a half-migrated pod), which is never reused.
-		taken := map[string]bool{}
-		if w := pd.findings[0].Workload; w != nil {
-			for _, n := range w.PodClaims {
-				taken[n] = true
-			}
+	return distinct
+}
+
+// planPod plans the pod claims and container edits of one pod template;
+// false when a claim could not be encoded (reported), which leaves the
+// rest of the document unplanned.
+func (dc *docClaims) planPod(pd *pod) (PodEdit, bool) {
+	pe := PodEdit{Path: pd.findings[0].PodTemplatePath}
+	podClaim := map[int]string{} // claim index -> pod claim name
+	taken := takenClaims(pd)
+	for ci, c := range pd.res.Claims {
+		if !usesClaim(pd, ci) {
+			continue
 		}
-		for ci, c := range pd.res.Claims {
-			used := false
-			for i := range pd.findings {
-				for _, ref := range refs(decision(pd.res, i)) {
-					used = used || ref.Claim == ci
-				}
-			}
-			if !used {
-				continue
-			}
-			// Identical claims of one workload share one object.
-			objName := ""
-			for _, m := range objects {
-				if sameClaim(m.claim, c) {
-					objName = m.objName
-				}
-			}
-			kind := "ResourceClaimTemplate"
-			if c.Shared {
-				kind = "ResourceClaim"
-			}
-			if objName == "" {
-				write := true
-				if c.Shared {
-					// A shared claim is shared by every pod of the namespace
-					// that asks for it, across workloads: one object per
-					// namespace and naming scope (a kustomization or folder),
-					// named after the claim, not the workload.
-					raw, _ := json.Marshal(c)
-					owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
-					want := c.Name
-					if b.patch != "" {
-						// The base's shared claim is in the overlay's build too.
-						want += "-" + b.patchQualifier()
-					}
-					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: want}, owner, "shared")
-					unit := nameKey(b.scope, kind, first.Namespace, objName)
-					write = !b.sharedMade[unit]
-					b.sharedMade[unit] = true
-				} else {
-					// A generateName ("job-") is a prefix: keep one dash.
-					wl := strings.TrimRight(first.Name, "-")
-					if b.patch != "" {
-						// The base's template of the same workload is in the
-						// same build: the overlay's folder tells them apart.
-						wl += "-" + b.patchQualifier()
-					}
-					base := wl + "-" + c.Name
-					if len(distinct[c.Name]) > 1 {
-						if q := qualifier(pe.Path); q != "" {
-							base = wl + "-" + q + "-" + c.Name
-						}
-					}
-					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, b.ownerKey(pd.findings[0])+"\x00"+c.Name, first.Kind)
-				}
-				objects = append(objects, made{claim: c, objName: objName})
-				if write {
-					n, err := b.encode(objName, first.Namespace, c)
-					if err == nil && !c.Shared {
-						err = helmHook(n, first.Workload)
-					}
-					if err != nil {
-						for _, f := range pd.findings {
-							b.diag(inventory.Error, RuleEncode, f, "left unchanged: encoding the claim: "+err.Error(), "")
-						}
-						return
-					}
-					dp.Objects = append(dp.Objects, &Object{Kind: kind, Name: objName, Namespace: first.Namespace, Node: n})
-				}
-			}
-			pcName := c.Name
-			for n := 2; taken[pcName]; n++ {
-				pcName = rules.DNSLabel(fmt.Sprintf("%s-%d", c.Name, n), "device")
-			}
-			taken[pcName] = true
-			pc := PodClaim{Name: pcName}
-			if c.Shared {
-				pc.ResourceClaimName = objName
-			} else {
-				pc.ResourceClaimTemplateName = objName
-			}
-			pe.ResourceClaims = append(pe.ResourceClaims, pc)
-			podClaim[ci] = pcName
+		objName, ok := dc.object(pd, c)
+		if !ok {
+			return pe, false
 		}
-		// Containers, in order of appearance.
-		for i, f := range pd.findings {
-			dec := decision(pd.res, i)
-			if dec.Zero {
-				ce := containerEdit(&pe, f)
-				if !slices.Contains(ce.Remove, f.Resource) {
-					ce.Remove = append(ce.Remove, f.Resource)
-				}
-				continue
+		pcName := podClaimName(taken, c.Name)
+		pc := PodClaim{Name: pcName}
+		if c.Shared {
+			pc.ResourceClaimName = objName
+		} else {
+			pc.ResourceClaimTemplateName = objName
+		}
+		pe.ResourceClaims = append(pe.ResourceClaims, pc)
+		podClaim[ci] = pcName
+	}
+	containerClaims(&pe, pd, podClaim)
+	dc.removeHints(&pe, pd)
+	return pe, true
+}
+
+// takenClaims are the pod claim names a pod template already has (a
+// half-migrated pod): they are never reused.
+func takenClaims(pd *pod) map[string]bool {
+	taken := map[string]bool{}
+	if w := pd.findings[0].Workload; w != nil {
+		for _, n := range w.PodClaims {
+			taken[n] = true
+		}
+	}
+	return taken
+}
+
+// usesClaim reports whether a request of the pod template references its
+// claim ci.
+func usesClaim(pd *pod, ci int) bool {
+	used := false
+	for i := range pd.findings {
+		for _, ref := range refs(decision(pd.res, i)) {
+			used = used || ref.Claim == ci
+		}
+	}
+	return used
+}
+
+// podClaimName is the pod claim name for claim name: the rules' unless
+// taken, then name-2, name-3...; it marks the name taken.
+func podClaimName(taken map[string]bool, name string) string {
+	pcName := name
+	for n := 2; taken[pcName]; n++ {
+		pcName = rules.DNSLabel(fmt.Sprintf("%s-%d", name, n), "device")
+	}
+	taken[pcName] = true
+	return pcName
+}
+
+// object is the name of the object that serves claim c of a pod template:
+// the one made for an identical claim of the workload, else a new one,
+// encoded unless an earlier workload wrote it (a shared claim); false when
+// encoding failed (reported).
+func (dc *docClaims) object(pd *pod, c rules.Claim) (string, bool) {
+	// Identical claims of one workload share one object.
+	objName := ""
+	for _, m := range dc.objects {
+		if sameClaim(m.claim, c) {
+			objName = m.objName
+		}
+	}
+	if objName != "" {
+		return objName, true
+	}
+	kind := "ResourceClaimTemplate"
+	if c.Shared {
+		kind = "ResourceClaim"
+	}
+	write := true
+	if c.Shared {
+		objName, write = dc.sharedName(dc.first, c, kind)
+	} else {
+		objName = dc.templateName(dc.first, pd, c, kind, len(dc.distinct[c.Name]))
+	}
+	dc.objects = append(dc.objects, madeClaim{claim: c, objName: objName})
+	if write {
+		n, err := dc.encode(objName, dc.first.Namespace, c)
+		if err == nil && !c.Shared {
+			err = helmHook(n, dc.first.Workload)
+		}
+		if err != nil {
+			for _, f := range pd.findings {
+				dc.diag(inventory.Error, RuleEncode, f, "left unchanged: encoding the claim: "+err.Error(), "")
 			}
-			if dec.Claim < 0 || dec.Claim >= len(pd.res.Claims) {
-				continue
-			}
-			ce := containerEdit(&pe, f)
+			return "", false
+		}
+		dc.dp.Objects = append(dc.dp.Objects, &Object{Kind: kind, Name: objName, Namespace: dc.first.Namespace, Node: n})
+	}
+	return objName, true
+}
+
+// sharedName names the object of shared claim c, and reports whether this
+// workload writes it (no earlier one of its namespace and scope did).
+func (b *builder) sharedName(first inventory.Finding, c rules.Claim, kind string) (objName string, write bool) {
+	// A shared claim is shared by every pod of the namespace
+	// that asks for it, across workloads: one object per
+	// namespace and naming scope (a kustomization or folder),
+	// named after the claim, not the workload.
+	raw, _ := json.Marshal(c)
+	owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
+	want := c.Name
+	if b.patch != "" {
+		// The base's shared claim is in the overlay's build too.
+		want += "-" + b.patchQualifier()
+	}
+	objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: want}, owner, "shared")
+	unit := nameKey(b.scope, kind, first.Namespace, objName)
+	write = !b.sharedMade[unit]
+	b.sharedMade[unit] = true
+	return objName, write
+}
+
+// templateName names the claim template of claim c of a pod template:
+// after the workload, and after the pod template too when the workload
+// has several variants (different claims) of that claim name.
+func (b *builder) templateName(first inventory.Finding, pd *pod, c rules.Claim, kind string, variants int) string {
+	// A generateName ("job-") is a prefix: keep one dash.
+	wl := strings.TrimRight(first.Name, "-")
+	if b.patch != "" {
+		// The base's template of the same workload is in the
+		// same build: the overlay's folder tells them apart.
+		wl += "-" + b.patchQualifier()
+	}
+	base := wl + "-" + c.Name
+	if variants > 1 {
+		if q := qualifier(pd.findings[0].PodTemplatePath); q != "" {
+			base = wl + "-" + q + "-" + c.Name
+		}
+	}
+	return b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, b.ownerKey(pd.findings[0])+"\x00"+c.Name, first.Kind)
+}
+
+// containerClaims edits the containers of a pod template, in order of
+// appearance: each loses its migrated requests and references its claims.
+func containerClaims(pe *PodEdit, pd *pod, podClaim map[int]string) {
+	for i, f := range pd.findings {
+		dec := decision(pd.res, i)
+		if dec.Zero {
+			ce := containerEdit(pe, f)
 			if !slices.Contains(ce.Remove, f.Resource) {
 				ce.Remove = append(ce.Remove, f.Resource)
 			}
-			for _, ref := range refs(dec) {
-				cc := ContainerClaim{Name: podClaim[ref.Claim]}
-				if len(pd.res.Claims[ref.Claim].Spec.Devices.Requests) > 1 {
-					cc.Request = ref.Request
-				}
-				if !slices.Contains(ce.Claims, cc) {
-					ce.Claims = append(ce.Claims, cc)
-				}
+			continue
+		}
+		if dec.Claim < 0 || dec.Claim >= len(pd.res.Claims) {
+			continue
+		}
+		ce := containerEdit(pe, f)
+		if !slices.Contains(ce.Remove, f.Resource) {
+			ce.Remove = append(ce.Remove, f.Resource)
+		}
+		for _, ref := range refs(dec) {
+			cc := ContainerClaim{Name: podClaim[ref.Claim]}
+			if len(pd.res.Claims[ref.Claim].Spec.Devices.Requests) > 1 {
+				cc.Request = ref.Request
+			}
+			if !slices.Contains(ce.Claims, cc) {
+				ce.Claims = append(ce.Claims, cc)
 			}
 		}
-		if !b.opts.KeepNodeSelectors {
-			hints := pd.findings[0].Hints
-			for _, h := range pd.res.UsedHints {
-				if h >= 0 && h < len(hints) {
-					pe.RemoveHints = append(pe.RemoveHints, hints[h])
-				}
-			}
-		}
-		dp.Pods = append(dp.Pods, pe)
 	}
+}
+
+// removeHints drops the node-selector hints that became device selectors,
+// unless --keep-node-selectors.
+func (b *builder) removeHints(pe *PodEdit, pd *pod) {
+	if !b.opts.KeepNodeSelectors {
+		hints := pd.findings[0].Hints
+		for _, h := range pd.res.UsedHints {
+			if h >= 0 && h < len(hints) {
+				pe.RemoveHints = append(pe.RemoveHints, hints[h])
+			}
+		}
+	}
+}
+
+// addDoc adds a planned document to its file's plan, and says where the
+// file's new objects go.
+func (b *builder) addDoc(d *doc, dp *DocPlan) {
 	fp := b.res.Plan
 	if fp == nil {
 		fp = &FilePlan{Path: d.file}
