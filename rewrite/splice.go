@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strconv"
 	"strings"
 
-	"github.com/rogpeppe/go-internal/diff"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -53,48 +51,60 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 		onB = loose
 	}
 	bA := align(bl, al) // before line -> after line (exact)
+	s := &spliceLines{ol: ol, bl: bl, al: al, onB: onB, bA: bA}
+	s.stable()
+	regions := s.regions()
+	res := writeRegions(regions, lostComments(ol, moved, regions), crlf)
+	if hasBOM {
+		res = append(append([]byte{}, bom...), res...)
+	}
+	if !sameMeaning(res, after) {
+		return nil, false
+	}
+	return res, true
+}
 
+// spliceLines are the lines of a splice's three texts and how they match.
+type spliceLines struct {
+	ol, bl, al []string // the old text, the encodings before and after the edit
+	onB        []int    // before line -> old line, or -1
+	bA         []int    // before line -> after line, or -1
+	// anchors are the stable lines, with sentinels at both ends.
+	anchors []anchor
+}
+
+// anchor is a stable line: its index in before, old and after.
+type anchor struct{ b, o, a int }
+
+// stable finds the stable lines: before lines that match an old line and
+// an after line, in order in all three texts.
+func (s *spliceLines) stable() {
 	// Stable lines, with sentinels at both ends.
-	type anchor struct{ b, o, a int }
 	anchors := []anchor{{-1, -1, -1}}
 	lastO, lastA := -1, -1
-	for i := range bl {
-		o, a := onB[i], bA[i]
+	for i := range s.bl {
+		o, a := s.onB[i], s.bA[i]
 		if o > lastO && a > lastA {
 			anchors = append(anchors, anchor{i, o, a})
 			lastO, lastA = o, a
 		}
 	}
-	anchors = append(anchors, anchor{len(bl), len(ol), len(al)})
+	s.anchors = append(anchors, anchor{len(s.bl), len(s.ol), len(s.al)})
+}
 
-	// The output region by region: the old lines kept, or the edited
-	// lines that replace them (rep).
+// regions cuts the output region by region: the old lines kept, or the
+// edited lines that replace them (rep).
+func (s *spliceLines) regions() []region {
 	var regions []region
-	for k := 0; k+1 < len(anchors); k++ {
-		cur, next := anchors[k], anchors[k+1]
+	for k := 0; k+1 < len(s.anchors); k++ {
+		cur, next := s.anchors[k], s.anchors[k+1]
 		if cur.o >= 0 {
-			regions = append(regions, region{keep: ol[cur.o : cur.o+1]})
+			regions = append(regions, region{keep: s.ol[cur.o : cur.o+1]})
 		}
-		oSeg, bSeg, aSeg := ol[cur.o+1:next.o], bl[cur.b+1:next.b], al[cur.a+1:next.a]
+		oSeg, bSeg, aSeg := s.ol[cur.o+1:next.o], s.bl[cur.b+1:next.b], s.al[cur.a+1:next.a]
 		if equalLines(bSeg, aSeg) {
 			regions = append(regions, region{keep: oSeg})
 			continue
-		}
-		// The edited lines sit where the old text has them: shifted by the
-		// difference of indentation at the nearest stable line before them
-		// that is not deeper (a parent or sibling), for a file whose
-		// indentation the encoder cannot reproduce.
-		place := func(aSeg []string) []string {
-			if len(aSeg) == 0 {
-				return aSeg
-			}
-			want := len(leading(aSeg[0]))
-			for j := k; j > 0; j-- {
-				if p := anchors[j]; len(leading(bl[p.b])) <= want {
-					return shift(aSeg, len(leading(ol[p.o]))-len(leading(bl[p.b])))
-				}
-			}
-			return aSeg
 		}
 		// Lines the encoder writes differently from the old text (a flow
 		// sequence over several lines) are not stable, but the edit may
@@ -102,22 +112,54 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 		// and after, whose neighbours in before are old lines (or the
 		// region's ends), keeps its old text, and the region is split
 		// around it.
-		bO := make([]int, len(bSeg))  // before line -> oSeg line, or -1
-		bAr := make([]int, len(bSeg)) // before line -> aSeg line, or -1
-		for i := range bSeg {
-			bO[i], bAr[i] = -1, -1
-			if o := onB[cur.b+1+i]; o > cur.o && o < next.o {
-				bO[i] = o - (cur.o + 1)
-			}
-			if a := bA[cur.b+1+i]; a > cur.a && a < next.a {
-				bAr[i] = a - (cur.a + 1)
+		bO, bAr := s.gapMatches(cur, next)
+		regions = append(regions, untouched(oSeg, bSeg, aSeg, bO, bAr, s.placer(k))...)
+	}
+	return regions
+}
+
+// placer returns the place function of the region after stable line k.
+func (s *spliceLines) placer(k int) func([]string) []string {
+	// The edited lines sit where the old text has them: shifted by the
+	// difference of indentation at the nearest stable line before them
+	// that is not deeper (a parent or sibling), for a file whose
+	// indentation the encoder cannot reproduce.
+	return func(aSeg []string) []string {
+		if len(aSeg) == 0 {
+			return aSeg
+		}
+		want := len(leading(aSeg[0]))
+		for j := k; j > 0; j-- {
+			if p := s.anchors[j]; len(leading(s.bl[p.b])) <= want {
+				return shift(aSeg, len(leading(s.ol[p.o]))-len(leading(s.bl[p.b])))
 			}
 		}
-		regions = append(regions, untouched(oSeg, bSeg, aSeg, bO, bAr, place)...)
+		return aSeg
 	}
-	// Comments of the old text the output lacks (the edit may have moved
-	// some into another region, such as a removed request's comment into
-	// the new claims entry: those are not lost).
+}
+
+// gapMatches maps the before lines between two stable lines to the old
+// and after lines between them: indexes into those gaps, or -1.
+func (s *spliceLines) gapMatches(cur, next anchor) (bO, bAr []int) {
+	n := next.b - cur.b - 1
+	bO = make([]int, n)  // before line -> oSeg line, or -1
+	bAr = make([]int, n) // before line -> aSeg line, or -1
+	for i := range n {
+		bO[i], bAr[i] = -1, -1
+		if o := s.onB[cur.b+1+i]; o > cur.o && o < next.o {
+			bO[i] = o - (cur.o + 1)
+		}
+		if a := s.bA[cur.b+1+i]; a > cur.a && a < next.a {
+			bAr[i] = a - (cur.a + 1)
+		}
+	}
+	return bO, bAr
+}
+
+// lostComments counts the comments of the old text the regions lack (the
+// edit may have moved some into another region, such as a removed
+// request's comment into the new claims entry: those are not lost).
+func lostComments(ol, moved []string, regions []region) map[string]int {
 	lost := map[string]int{}
 	for _, l := range ol {
 		if c, ok := commentOf(l); ok {
@@ -135,6 +177,12 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 			}
 		}
 	}
+	return lost
+}
+
+// writeRegions writes the regions' lines, with the lost comments of the
+// replaced ones put back.
+func writeRegions(regions []region, lost map[string]int, crlf bool) []byte {
 	var out bytes.Buffer
 	write := func(l string) {
 		// The old text's last line may lack its newline; new lines after it
@@ -161,14 +209,7 @@ func splice(old, before, after []byte, moved []string) ([]byte, bool) {
 			write(l)
 		}
 	}
-	res := out.Bytes()
-	if hasBOM {
-		res = append(append([]byte{}, bom...), res...)
-	}
-	if !sameMeaning(res, after) {
-		return nil, false
-	}
-	return res, true
+	return out.Bytes()
 }
 
 // region is a part of a spliced document: old lines kept, or the edited
@@ -400,35 +441,6 @@ func splitLines(b []byte) []string {
 	return l
 }
 
-// keys are lines as compared with the old text: without the line end and
-// trailing blanks, runs of spaces after the indentation as one.
-func keys(lines []string) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = strings.TrimRight(spacingKey([]byte(strings.TrimRight(l, " \t\r\n"))), " ") + "\n"
-	}
-	return out
-}
-
-// looseKeys are keys without the indentation.
-func looseKeys(lines []string) []string {
-	out := keys(lines)
-	for i, k := range out {
-		out[i] = strings.TrimLeft(k, " ")
-	}
-	return out
-}
-
-func matched(m []int) int {
-	n := 0
-	for _, v := range m {
-		if v >= 0 {
-			n++
-		}
-	}
-	return n
-}
-
 func isCRLF(lines []string) bool {
 	n := 0
 	for _, l := range lines {
@@ -456,142 +468,6 @@ func equalLines(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-// align matches lines of a to lines of b with go-internal's anchored diff
-// (what the diffs kubedra prints use): for each line of a, the index of
-// the line of b it equals in the diff, or -1. Every line ends with "\n".
-func align(a, b []string) []int {
-	m := make([]int, len(a))
-	for i := range m {
-		m[i] = -1
-	}
-	fix := func(ls []string) []byte {
-		var buf bytes.Buffer
-		for _, l := range ls {
-			buf.WriteString(l)
-			if !strings.HasSuffix(l, "\n") {
-				buf.WriteByte('\n')
-			}
-		}
-		return buf.Bytes()
-	}
-	d := diff.Diff("a", fix(a), "b", fix(b))
-	if len(d) == 0 {
-		for i := range m {
-			if i < len(b) {
-				m[i] = i
-			}
-		}
-		return m
-	}
-	out := strings.SplitAfter(string(d), "\n")
-	if len(out) > 3 {
-		out = out[3:]
-	}
-	pa, pb := 0, 0
-	for _, s := range out {
-		switch {
-		case strings.HasPrefix(s, "@@ "):
-			sa, sb := hunkStarts(s)
-			for pa < sa && pb < sb {
-				m[pa] = pb
-				pa++
-				pb++
-			}
-			pa, pb = sa, sb
-		case strings.HasPrefix(s, " "):
-			if pa < len(m) {
-				m[pa] = pb
-			}
-			pa++
-			pb++
-		case strings.HasPrefix(s, "-"):
-			pa++
-		case strings.HasPrefix(s, "+"):
-			pb++
-		}
-	}
-	for pa < len(a) && pb < len(b) {
-		m[pa] = pb
-		pa++
-		pb++
-	}
-	refine(a, b, m)
-	return m
-}
-
-// refine matches the lines of the gaps the anchored diff leaves (it
-// matches only around lines unique in both texts, so a block repeated in
-// a document, such as a second pod template's env, becomes a deletion and
-// an insertion) by a longest common subsequence, where the gap is small
-// enough.
-func refine(a, b []string, m []int) {
-	ia, ib := 0, 0
-	for ia <= len(a) {
-		// The next matched line of a (or the end) closes a gap.
-		ja := ia
-		for ja < len(a) && m[ja] < 0 {
-			ja++
-		}
-		jb := len(b)
-		if ja < len(a) {
-			jb = m[ja]
-		}
-		if ja > ia && jb > ib && (ja-ia)*(jb-ib) <= 1<<18 {
-			lcs(a[ia:ja], b[ib:jb], m[ia:ja], ib)
-		}
-		if ja == len(a) {
-			return
-		}
-		ia, ib = ja+1, jb+1
-	}
-}
-
-// lcs sets m[i] = off+j for the lines a[i] == b[j] of a longest common
-// subsequence.
-func lcs(a, b []string, m []int, off int) {
-	n, k := len(a), len(b)
-	t := make([]int32, (n+1)*(k+1))
-	at := func(i, j int) *int32 { return &t[i*(k+1)+j] }
-	for i := n - 1; i >= 0; i-- {
-		for j := k - 1; j >= 0; j-- {
-			switch {
-			case a[i] == b[j]:
-				*at(i, j) = *at(i+1, j+1) + 1
-			case *at(i+1, j) >= *at(i, j+1):
-				*at(i, j) = *at(i+1, j)
-			default:
-				*at(i, j) = *at(i, j+1)
-			}
-		}
-	}
-	for i, j := 0, 0; i < n && j < k; {
-		switch {
-		case a[i] == b[j]:
-			m[i] = off + j
-			i++
-			j++
-		case *at(i+1, j) >= *at(i, j+1):
-			i++
-		default:
-			j++
-		}
-	}
-}
-
-// hunkStarts reads the 0-based first lines of "@@ -a,b +c,d @@".
-func hunkStarts(header string) (int, int) {
-	f := strings.Fields(header)
-	parse := func(s string) int {
-		start, count, _ := strings.Cut(s[1:], ",")
-		a, _ := strconv.Atoi(start)
-		if n, err := strconv.Atoi(count); err != nil || n > 0 {
-			a--
-		}
-		return a
-	}
-	return parse(f[1]), parse(f[2])
 }
 
 // sameMeaning reports whether two texts hold the same documents once

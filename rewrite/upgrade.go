@@ -29,7 +29,25 @@ func Upgrade(root *yaml.RNode, u *plan.Upgrade) error {
 	if k := root.GetKind(); k != u.Kind || root.GetName() != u.Name {
 		return fmt.Errorf("document is %s/%s, the upgrade is for %s/%s", k, root.GetName(), u.Kind, u.Name)
 	}
-	for _, path := range u.Pods {
+	if err := hoistPods(root, u.Pods); err != nil {
+		return err
+	}
+	if err := removeGates(root, u.Gates); err != nil {
+		return err
+	}
+	if u.APIVersion == "" {
+		return nil
+	}
+	if err := upgradeLayout(root, u); err != nil {
+		return err
+	}
+	return setScalar(root, "apiVersion", u.APIVersion)
+}
+
+// hoistPods moves up the resourceClaims[].source entries of the pod specs
+// at paths.
+func hoistPods(root *yaml.RNode, paths []string) error {
+	for _, path := range paths {
 		spec, err := lookup(root, path)
 		if err != nil || spec == nil || spec.YNode().Kind != yaml.MappingNode {
 			return fmt.Errorf("pod template %s not found", path)
@@ -38,16 +56,23 @@ func Upgrade(root *yaml.RNode, u *plan.Upgrade) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// removeGates removes the feature-gate settings of gates.
+func removeGates(root *yaml.RNode, gates []plan.GateEdit) error {
 	// Last first: removing a list item must not move the ones still to edit.
-	for i := len(u.Gates) - 1; i >= 0; i-- {
-		if err := removeGate(root, u.Gates[i]); err != nil {
+	for i := len(gates) - 1; i >= 0; i-- {
+		if err := removeGate(root, gates[i]); err != nil {
 			return err
 		}
 	}
-	if u.APIVersion == "" {
-		return nil
-	}
-	from := root.GetApiVersion()
+	return nil
+}
+
+// upgradeLayout moves the fields of an object's older layout into the
+// layout of u.APIVersion.
+func upgradeLayout(root *yaml.RNode, u *plan.Upgrade) error {
 	v1beta1 := strings.HasSuffix(u.APIVersion, "/v1beta1")
 	switch u.Kind {
 	case "ResourceClass":
@@ -57,42 +82,55 @@ func Upgrade(root *yaml.RNode, u *plan.Upgrade) error {
 	case "DeviceClass":
 		clearField(field(root, "spec"), "suitableNodes")
 	case "ResourceClaim", "ResourceClaimTemplate":
-		spec := field(root, "spec")
-		if u.Kind == "ResourceClaimTemplate" {
-			spec = field(spec, "spec")
-		}
-		if spec == nil {
-			return fmt.Errorf("%s has no claim spec", u.Kind)
-		}
-		if u.Devices != nil {
-			if err := classicClaim(spec, u.Devices); err != nil {
-				return err
-			}
-		}
-		clearField(spec, "controller") // 1.31's classic control-plane controller
-		if devices := field(spec, "devices"); devices != nil {
-			if reqs := field(devices, "requests"); reqs != nil && reqs.YNode().Kind == yaml.SequenceNode {
-				for _, r := range reqs.YNode().Content {
-					if v1beta1 {
-						flatten(r)
-					} else {
-						wrapExactly(r)
-					}
-				}
-			}
-		}
+		return upgradeClaim(root, u, v1beta1)
 	case "ResourceSlice":
-		alpha3 := strings.HasSuffix(from, "/v1alpha3")
-		if devs := field(field(root, "spec"), "devices"); devs != nil && devs.YNode().Kind == yaml.SequenceNode && !v1beta1 {
-			for _, d := range devs.YNode().Content {
-				unwrapBasic(d)
-				if alpha3 {
-					wrapCapacity(d)
+		upgradeSlice(root, v1beta1)
+	}
+	return nil
+}
+
+// upgradeClaim rewrites a claim's (or claim template's) spec: a classic
+// claim's devices, no controller, and requests in the target's layout.
+func upgradeClaim(root *yaml.RNode, u *plan.Upgrade, v1beta1 bool) error {
+	spec := field(root, "spec")
+	if u.Kind == "ResourceClaimTemplate" {
+		spec = field(spec, "spec")
+	}
+	if spec == nil {
+		return fmt.Errorf("%s has no claim spec", u.Kind)
+	}
+	if u.Devices != nil {
+		if err := classicClaim(spec, u.Devices); err != nil {
+			return err
+		}
+	}
+	clearField(spec, "controller") // 1.31's classic control-plane controller
+	if devices := field(spec, "devices"); devices != nil {
+		if reqs := field(devices, "requests"); reqs != nil && reqs.YNode().Kind == yaml.SequenceNode {
+			for _, r := range reqs.YNode().Content {
+				if v1beta1 {
+					flatten(r)
+				} else {
+					wrapExactly(r)
 				}
 			}
 		}
 	}
-	return setScalar(root, "apiVersion", u.APIVersion)
+	return nil
+}
+
+// upgradeSlice rewrites a ResourceSlice's devices for a target after
+// v1beta1: basic devices unwrapped, v1alpha3 capacities wrapped.
+func upgradeSlice(root *yaml.RNode, v1beta1 bool) {
+	alpha3 := strings.HasSuffix(root.GetApiVersion(), "/v1alpha3")
+	if devs := field(field(root, "spec"), "devices"); devs != nil && devs.YNode().Kind == yaml.SequenceNode && !v1beta1 {
+		for _, d := range devs.YNode().Content {
+			unwrapBasic(d)
+			if alpha3 {
+				wrapCapacity(d)
+			}
+		}
+	}
 }
 
 // setScalar sets a top-level scalar in place, so that its comments stay.

@@ -1,11 +1,9 @@
 package plan
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -134,49 +132,6 @@ type Planner struct {
 	// encoding one goes through its typed API object.
 	encoded map[encodedKey]*yaml.RNode
 	scopes  map[string]string // folder -> naming scope (naming.go)
-}
-
-type encodedKey struct {
-	shared, namespaced bool
-	claim              string // the claim's JSON
-}
-
-// placeholder names an encoded claim until it is copied for a workload.
-const placeholder = "kubedra-placeholder"
-
-// encode returns the claim template (or shared claim) for c named name in
-// namespace: a copy of the one encoded for an equal claim, renamed.
-func (b *builder) encode(name, namespace string, c rules.Claim) (*yaml.RNode, error) {
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	k := encodedKey{shared: c.Shared, namespaced: namespace != "", claim: string(raw)}
-	n, ok := b.encoded[k]
-	if !ok {
-		enc := b.opts.Encoder.ClaimTemplate
-		if c.Shared {
-			enc = b.opts.Encoder.Claim
-		}
-		ns := ""
-		if namespace != "" {
-			ns = placeholder
-		}
-		if n, err = enc(placeholder, ns, c, b.opts.Target); err != nil {
-			return nil, err
-		}
-		b.encoded[k] = n
-	}
-	out := n.Copy()
-	if err := out.SetName(name); err != nil {
-		return nil, err
-	}
-	if namespace != "" {
-		if err := out.SetNamespace(namespace); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // NewPlanner checks the options and returns a Planner; an error means the
@@ -351,56 +306,10 @@ func (b *builder) doc(d *doc) {
 	// Report what will not move, and keep the pods that have something to do.
 	var active []*pod
 	for _, pd := range d.pods {
-		f0 := pd.findings[0]
-		if ignore := b.opts.Ignore.Reason(f0); ignore != "" {
-			for _, f := range pd.findings {
-				b.diag(inventory.Info, RuleIgnored, f, "ignored: "+ignore, "")
-			}
+		if b.leftAlone(pd) {
 			continue
 		}
-		if f0.IgnoreInvalid {
-			for _, f := range pd.findings {
-				b.diag(inventory.Warning, RuleIgnoreWithoutReason, f, "kubedra.io/ignore annotation has no reason; the workload is left unchanged", "give the reason as the annotation value")
-			}
-			continue
-		}
-		if why, ok := noClaims[apiGroup(f0.APIVersion)]; ok {
-			for _, f := range pd.findings {
-				b.diag(inventory.Warning, RuleNoClaimsField, f, "left unchanged: "+why, "migrate the pods this "+f.Kind+" creates (for example with a pod spec patch) by hand")
-			}
-			continue
-		}
-		if f0.Generic {
-			for _, f := range pd.findings {
-				b.diag(inventory.Warning, RuleUnknownKind, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
-					"add a templatePaths entry for the kind in a rules file (--rules) to migrate it")
-			}
-			continue
-		}
-		mapped := false
-		for i, f := range pd.findings {
-			dec := decision(pd.res, i)
-			switch {
-			case dec.Zero:
-				mapped = true
-				b.diag(inventory.Info, RuleZeroCount, f, fmt.Sprintf("%s: %s asks for no device: the entry is removed and no claim is added", f.Resource, f.Quantity()), "")
-			case dec.Claim >= 0 && dec.Claim < len(pd.res.Claims):
-				mapped = true
-				if dec.Status == rules.Lossy {
-					b.diag(inventory.Warning, RuleLossyApplied, f, "lossy mapping applied (--allow-lossy): "+dec.Loss, "")
-				}
-				if dec.Split != "" {
-					b.diag(inventory.Warning, RuleClaimSplit, f, dec.Split, "")
-				}
-			case dec.Status == rules.Lossy:
-				b.diag(inventory.Warning, RuleLossy, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
-			case dec.Status == rules.DRABacked:
-				b.diag(inventory.Info, RuleDRABacked, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
-			default:
-				b.diag(inventory.Warning, RuleUnmapped, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
-			}
-		}
-		if mapped && (b.opts.Strategy != Claims || len(b.knativeLeft([]*pod{pd})) > 0) {
+		if b.reportDecisions(pd) && (b.opts.Strategy != Claims || len(b.knativeLeft([]*pod{pd})) > 0) {
 			active = append(active, pd)
 		}
 	}
@@ -423,17 +332,86 @@ func (b *builder) doc(d *doc) {
 	}
 	if b.opts.Strategy == ExtendedResource {
 		// Explicit extended-resource strategy, but this workload needs claims.
-		for _, pd := range active {
-			for i, f := range pd.findings {
-				if decision(pd.res, i).Claim >= 0 {
-					b.diag(inventory.Warning, RuleStrategy, f, "left unchanged: --strategy extended-resource cannot serve it: "+why, "use --strategy claims or auto for this workload")
-				}
-			}
-		}
+		b.refuseExtended(active, why)
 		return
 	}
 	b.claims(d, dp, active)
 	b.frameworks(dp, active)
+}
+
+// leftAlone reports the pod templates migrate leaves as they are whatever
+// the rules decide (ignored, an ignore without reason, no claims field, an
+// unknown kind), each finding with why.
+func (b *builder) leftAlone(pd *pod) bool {
+	f0 := pd.findings[0]
+	if ignore := b.opts.Ignore.Reason(f0); ignore != "" {
+		for _, f := range pd.findings {
+			b.diag(inventory.Info, RuleIgnored, f, "ignored: "+ignore, "")
+		}
+		return true
+	}
+	if f0.IgnoreInvalid {
+		for _, f := range pd.findings {
+			b.diag(inventory.Warning, RuleIgnoreWithoutReason, f, "kubedra.io/ignore annotation has no reason; the workload is left unchanged", "give the reason as the annotation value")
+		}
+		return true
+	}
+	if why, ok := noClaims[apiGroup(f0.APIVersion)]; ok {
+		for _, f := range pd.findings {
+			b.diag(inventory.Warning, RuleNoClaimsField, f, "left unchanged: "+why, "migrate the pods this "+f.Kind+" creates (for example with a pod spec patch) by hand")
+		}
+		return true
+	}
+	if f0.Generic {
+		for _, f := range pd.findings {
+			b.diag(inventory.Warning, RuleUnknownKind, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
+				"add a templatePaths entry for the kind in a rules file (--rules) to migrate it")
+		}
+		return true
+	}
+	return false
+}
+
+// reportDecisions reports what the rules decided for each request of a pod
+// template, and whether any of them moves (to a claim, or away with a zero
+// count).
+func (b *builder) reportDecisions(pd *pod) bool {
+	mapped := false
+	for i, f := range pd.findings {
+		dec := decision(pd.res, i)
+		switch {
+		case dec.Zero:
+			mapped = true
+			b.diag(inventory.Info, RuleZeroCount, f, fmt.Sprintf("%s: %s asks for no device: the entry is removed and no claim is added", f.Resource, f.Quantity()), "")
+		case dec.Claim >= 0 && dec.Claim < len(pd.res.Claims):
+			mapped = true
+			if dec.Status == rules.Lossy {
+				b.diag(inventory.Warning, RuleLossyApplied, f, "lossy mapping applied (--allow-lossy): "+dec.Loss, "")
+			}
+			if dec.Split != "" {
+				b.diag(inventory.Warning, RuleClaimSplit, f, dec.Split, "")
+			}
+		case dec.Status == rules.Lossy:
+			b.diag(inventory.Warning, RuleLossy, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
+		case dec.Status == rules.DRABacked:
+			b.diag(inventory.Info, RuleDRABacked, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
+		default:
+			b.diag(inventory.Warning, RuleUnmapped, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
+		}
+	}
+	return mapped
+}
+
+// refuseExtended reports the requests of a workload that needs claims,
+// which the explicit extended-resource strategy cannot serve.
+func (b *builder) refuseExtended(pods []*pod, why string) {
+	for _, pd := range pods {
+		for i, f := range pd.findings {
+			if decision(pd.res, i).Claim >= 0 {
+				b.diag(inventory.Warning, RuleStrategy, f, "left unchanged: --strategy extended-resource cannot serve it: "+why, "use --strategy claims or auto for this workload")
+			}
+		}
+	}
 }
 
 // choose picks the strategy for one workload and says why.
@@ -511,194 +489,6 @@ func (b *builder) extended(pods []*pod) {
 	}
 }
 
-// claims plans the claim rewrite of one document.
-func (b *builder) claims(d *doc, dp *DocPlan, pods []*pod) {
-	first := pods[0].findings[0]
-	type made struct {
-		claim   rules.Claim
-		objName string
-	}
-	var objects []made
-	// A claim name whose claims differ between pod templates of this
-	// workload needs the pod template in the object name.
-	distinct := map[string][]rules.Claim{}
-	for _, pd := range pods {
-		for _, c := range pd.res.Claims {
-			if !slices.ContainsFunc(distinct[c.Name], func(o rules.Claim) bool { return sameClaim(o, c) }) {
-				distinct[c.Name] = append(distinct[c.Name], c)
-			}
-		}
-	}
-	for _, pd := range pods {
-		pe := PodEdit{Path: pd.findings[0].PodTemplatePath}
-		podClaim := map[int]string{} // claim index -> pod claim name
-		// Pod claim names: the rules' unless the pod already has a claim by
-		// that name (a half-migrated pod), which is never reused.
-		taken := map[string]bool{}
-		if w := pd.findings[0].Workload; w != nil {
-			for _, n := range w.PodClaims {
-				taken[n] = true
-			}
-		}
-		for ci, c := range pd.res.Claims {
-			used := false
-			for i := range pd.findings {
-				for _, ref := range refs(decision(pd.res, i)) {
-					used = used || ref.Claim == ci
-				}
-			}
-			if !used {
-				continue
-			}
-			// Identical claims of one workload share one object.
-			objName := ""
-			for _, m := range objects {
-				if sameClaim(m.claim, c) {
-					objName = m.objName
-				}
-			}
-			kind := "ResourceClaimTemplate"
-			if c.Shared {
-				kind = "ResourceClaim"
-			}
-			if objName == "" {
-				write := true
-				if c.Shared {
-					// A shared claim is shared by every pod of the namespace
-					// that asks for it, across workloads: one object per
-					// namespace and naming scope (a kustomization or folder),
-					// named after the claim, not the workload.
-					raw, _ := json.Marshal(c)
-					owner := "shared\x00" + first.Namespace + "\x00" + string(raw)
-					want := c.Name
-					if b.patch != "" {
-						// The base's shared claim is in the overlay's build too.
-						want += "-" + b.patchQualifier()
-					}
-					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: want}, owner, "shared")
-					unit := nameKey(b.scope, kind, first.Namespace, objName)
-					write = !b.sharedMade[unit]
-					b.sharedMade[unit] = true
-				} else {
-					// A generateName ("job-") is a prefix: keep one dash.
-					wl := strings.TrimRight(first.Name, "-")
-					if b.patch != "" {
-						// The base's template of the same workload is in the
-						// same build: the overlay's folder tells them apart.
-						wl += "-" + b.patchQualifier()
-					}
-					base := wl + "-" + c.Name
-					if len(distinct[c.Name]) > 1 {
-						if q := qualifier(pe.Path); q != "" {
-							base = wl + "-" + q + "-" + c.Name
-						}
-					}
-					objName = b.name(inventory.ObjectRef{Kind: kind, Namespace: first.Namespace, Name: base}, b.ownerKey(pd.findings[0])+"\x00"+c.Name, first.Kind)
-				}
-				objects = append(objects, made{claim: c, objName: objName})
-				if write {
-					n, err := b.encode(objName, first.Namespace, c)
-					if err == nil && !c.Shared {
-						err = helmHook(n, first.Workload)
-					}
-					if err != nil {
-						for _, f := range pd.findings {
-							b.diag(inventory.Error, RuleEncode, f, "left unchanged: encoding the claim: "+err.Error(), "")
-						}
-						return
-					}
-					dp.Objects = append(dp.Objects, &Object{Kind: kind, Name: objName, Namespace: first.Namespace, Node: n})
-				}
-			}
-			pcName := c.Name
-			for n := 2; taken[pcName]; n++ {
-				pcName = rules.DNSLabel(fmt.Sprintf("%s-%d", c.Name, n), "device")
-			}
-			taken[pcName] = true
-			pc := PodClaim{Name: pcName}
-			if c.Shared {
-				pc.ResourceClaimName = objName
-			} else {
-				pc.ResourceClaimTemplateName = objName
-			}
-			pe.ResourceClaims = append(pe.ResourceClaims, pc)
-			podClaim[ci] = pcName
-		}
-		// Containers, in order of appearance.
-		for i, f := range pd.findings {
-			dec := decision(pd.res, i)
-			if dec.Zero {
-				ce := containerEdit(&pe, f)
-				if !slices.Contains(ce.Remove, f.Resource) {
-					ce.Remove = append(ce.Remove, f.Resource)
-				}
-				continue
-			}
-			if dec.Claim < 0 || dec.Claim >= len(pd.res.Claims) {
-				continue
-			}
-			ce := containerEdit(&pe, f)
-			if !slices.Contains(ce.Remove, f.Resource) {
-				ce.Remove = append(ce.Remove, f.Resource)
-			}
-			for _, ref := range refs(dec) {
-				cc := ContainerClaim{Name: podClaim[ref.Claim]}
-				if len(pd.res.Claims[ref.Claim].Spec.Devices.Requests) > 1 {
-					cc.Request = ref.Request
-				}
-				if !slices.Contains(ce.Claims, cc) {
-					ce.Claims = append(ce.Claims, cc)
-				}
-			}
-		}
-		if !b.opts.KeepNodeSelectors {
-			hints := pd.findings[0].Hints
-			for _, h := range pd.res.UsedHints {
-				if h >= 0 && h < len(hints) {
-					pe.RemoveHints = append(pe.RemoveHints, hints[h])
-				}
-			}
-		}
-		dp.Pods = append(dp.Pods, pe)
-	}
-	fp := b.res.Plan
-	if fp == nil {
-		fp = &FilePlan{Path: d.file}
-		b.res.Plan = fp
-	}
-	fp.Docs = append(fp.Docs, dp)
-	if d.file != "-" && d.file != "" && len(dp.Objects) > 0 {
-		name := b.opts.ClaimsFile
-		if name == "" && strings.EqualFold(filepath.Ext(d.file), ".json") {
-			// A JSON file holds one object: new objects go beside it.
-			name = strings.TrimSuffix(filepath.Base(d.file), filepath.Ext(d.file)) + "-claims.yaml"
-		}
-		switch {
-		case b.patch != "":
-			fp.ClaimsFile = filepath.Join(filepath.Dir(b.patch), or(name, PatchClaimsFile))
-			fp.Kustomization = b.patch
-		case name != "":
-			dir := filepath.Dir(d.file)
-			fp.ClaimsFile = filepath.Join(dir, name)
-			if b.opts.Kustomization != nil {
-				fp.Kustomization = b.opts.Kustomization(dir)
-			}
-		}
-	}
-}
-
-// refs are the (claim, request) pairs a decision's container references.
-func refs(d rules.Decision) []rules.ClaimRef {
-	if len(d.Refs) > 0 {
-		return d.Refs
-	}
-	return []rules.ClaimRef{{Claim: d.Claim, Request: d.Request}}
-}
-
-func sameClaim(a, b rules.Claim) bool {
-	return a.Shared == b.Shared && a.Name == b.Name && reflect.DeepEqual(a.Spec, b.Spec)
-}
-
 // noClaims are API groups whose pod templates have no place for resource
 // claims: their containers are not Kubernetes containers.
 var noClaims = map[string]string{
@@ -713,73 +503,11 @@ func apiGroup(apiVersion string) string {
 	return ""
 }
 
-func containerEdit(pe *PodEdit, f inventory.Finding) *ContainerEdit {
-	for i := range pe.Containers {
-		c := &pe.Containers[i]
-		if c.Type == f.ContainerType && c.Index == f.ContainerIndex && c.Name == f.Container {
-			return c
-		}
-	}
-	pe.Containers = append(pe.Containers, ContainerEdit{Type: f.ContainerType, Name: f.Container, Index: f.ContainerIndex,
-		Remove: []string{}, Claims: []ContainerClaim{}})
-	return &pe.Containers[len(pe.Containers)-1]
-}
-
 func decision(res rules.Resolution, i int) rules.Decision {
 	if i < len(res.Decisions) {
 		return res.Decisions[i]
 	}
 	return rules.Decision{Status: rules.Unmapped, Claim: -1, Reason: "the rules gave no decision"}
-}
-
-// qualifier turns the part of a pod template path that tells several pod
-// templates of one workload apart (spec.pytorchReplicaSpecs.Worker.template.spec
-// -> "worker") into a name part.
-func qualifier(path string) string {
-	parts := splitPath(path)
-	var keep []string
-	for _, p := range parts {
-		switch p {
-		case "spec", "template", "jobTemplate":
-			continue
-		}
-		keep = append(keep, p)
-	}
-	if len(keep) == 0 {
-		return ""
-	}
-	// The most specific part: the replica name or list index.
-	return rules.DNSSubdomain(keep[len(keep)-1], 40, "workload")
-}
-
-// splitPath splits a kyaml field path on unescaped dots, dropping list
-// indexes.
-func splitPath(path string) []string {
-	var parts []string
-	var cur strings.Builder
-	for i := 0; i < len(path); i++ {
-		switch c := path[i]; {
-		case c == '\\' && i+1 < len(path):
-			i++
-			cur.WriteByte(path[i])
-		case c == '.':
-			parts = append(parts, cur.String())
-			cur.Reset()
-		default:
-			cur.WriteByte(c)
-		}
-	}
-	parts = append(parts, cur.String())
-	for i, p := range parts {
-		if j := strings.IndexByte(p, '['); j > 0 {
-			idx := strings.Trim(p[j:], "[]")
-			if _, v, ok := strings.Cut(idx, "="); ok {
-				idx = v // [name=gpu-group] -> gpu-group
-			}
-			parts[i] = p[:j] + "-" + idx
-		}
-	}
-	return parts
 }
 
 func or(a, b string) string {

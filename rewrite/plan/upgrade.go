@@ -188,116 +188,156 @@ func (u *Upgrade) MarshalYAML() (any, error) {
 // not do. params holds the classic parameter objects seen so far (a
 // claim's parameters may be in another file).
 func Upgrades(fs []inventory.DRAFinding, params Parameters, target rules.Version) ([]*Upgrade, inventory.Diagnostics) {
-	var ups []*Upgrade
-	var diags inventory.Diagnostics
-	byIndex := map[int]*Upgrade{}
-	get := func(f inventory.DRAFinding) *Upgrade {
-		u := byIndex[f.Origin.Index]
-		if u == nil {
-			u = &Upgrade{Index: f.Origin.Index, Line: f.Line, Kind: f.Kind, Name: f.Name, Namespace: f.Namespace}
-			byIndex[f.Origin.Index] = u
-			ups = append(ups, u)
-		}
-		return u
-	}
-	diag := func(f inventory.DRAFinding, sev inventory.Severity, rule, msg, fix string) {
-		diags = append(diags, inventory.Diagnostic{Severity: sev, Rule: rule, File: f.Origin.Path, Line: f.Line, Object: f.Object(),
-			Field: f.Field, Message: msg, Fix: fix})
-	}
+	p := &upgradePlan{byIndex: map[int]*Upgrade{}}
 	for _, f := range fs {
 		judged, status, reason, fix := judge(f, target)
 		if judged == nil {
 			continue
 		}
 		if f.Ignore != "" {
-			diag(f, inventory.Info, "migrate/ignored", "left unchanged: ignored: "+f.Ignore, "")
+			p.diag(f, inventory.Info, "migrate/ignored", "left unchanged: ignored: "+f.Ignore, "")
 			continue
 		}
 		if status == rules.Unmapped {
-			diag(f, inventory.Warning, RuleDRAUnmapped, "left unchanged: "+reason, fix)
+			p.diag(f, inventory.Warning, RuleDRAUnmapped, "left unchanged: "+reason, fix)
 			continue
 		}
 		switch f.What {
 		case inventory.DRAFeatureGate:
-			u := get(f)
-			key := f.Field == f.Gate || strings.HasSuffix(f.Field, "."+f.Gate)
-			u.Gates = append(u.Gates, GateEdit{Field: f.Field, Gate: f.Gate, Key: key})
-			diag(f, inventory.Warning, RuleDRAFeatureGate, "removed "+f.Gate+"="+f.Value+" at "+f.Field+": "+judged.Describe(target),
-				"check the component's other flags for the target release too")
-			continue
+			p.gate(f, judged, target)
 		case inventory.DRAPodSource:
-			u := get(f)
-			if !contains(u.Pods, f.PodTemplatePath) {
-				u.Pods = append(u.Pods, f.PodTemplatePath)
-			}
-			diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("resourceClaims[%s]: source.* moved up one level (core/v1 of 1.31 and later)", f.Claim), "")
-			continue
+			p.podSource(f)
 		case inventory.DRAParameters:
-			u := get(f)
-			what := "its settings moved into the claims that reference it"
-			if group, _, _ := strings.Cut(f.APIVersion, "/"); !strings.HasSuffix(f.Kind, "ClaimParameters") || group != "gpu.resource.nvidia.com" {
-				what = "no resource.k8s.io/v1 equivalent"
-			}
-			u.Remove = fmt.Sprintf("# %s: classic DRA parameters, removed by kubedra migrate (%s); see docs/upgrade.md\n", f.Object().String(), what)
-			diag(f, inventory.Info, RuleDRAUpgraded, "removed: "+reason, "")
-			continue
-		}
-		// A resource.k8s.io object.
-		switch f.Kind {
-		case "PodSchedulingContext", "PodScheduling":
-			u := get(f)
-			u.Remove = fmt.Sprintf("# %s: classic DRA scheduling handshake, removed by kubedra migrate (never user-written; no replacement)\n", f.Object().String())
-			diag(f, inventory.Info, RuleDRAUpgraded, "removed: "+reason, "")
-			continue
-		case "ResourceClass":
-			spec, err := rules.ToRNode(rules.ClassicDeviceClass(f.ClassName))
-			if err != nil {
-				diag(f, inventory.Error, RuleDRAUnmapped, "left unchanged: "+err.Error(), "")
-				continue
-			}
-			u := get(f)
-			u.APIVersion, u.DeviceClass = judged.To, spec
-			diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("ResourceClass (driver %s) is now a %s DeviceClass selecting the devices of driver %s", f.ClassName, judged.To, rules.CurrentDriver(f.ClassName)), "")
-			if f.Parameters != nil {
-				_, why := rules.ClassicParameters(f.Parameters.APIGroup, f.Parameters.Kind)
-				diag(f, inventory.Warning, RuleDRANote, "its parametersRef "+f.Parameters.Kind+" "+f.Parameters.Name+" is dropped: "+why, "")
-			}
-			continue
-		case "ResourceClaim", "ResourceClaimTemplate":
-			if f.Classic {
-				cr, err := rules.ClassicClaim(f.ClassName, f.Parameters, params.lookup(f.Parameters))
-				if err != nil {
-					diag(f, inventory.Warning, RuleDRAUnmapped, "left unchanged: "+err.Error(), "rewrite the claim by hand as resource.k8s.io/v1 devices.requests[].exactly")
-					continue
-				}
-				devices, err := rules.ToRNode(cr.Devices)
-				if err != nil {
-					diag(f, inventory.Error, RuleDRAUnmapped, "left unchanged: "+err.Error(), "")
-					continue
-				}
-				u := get(f)
-				u.APIVersion, u.Devices = judged.To, devices
-				what := "class " + f.ClassName
-				if f.Parameters != nil {
-					what += " and " + f.Parameters.Kind + " " + f.Parameters.Name
-				}
-				diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("classic claim (%s) is now %s devices.requests[%s].exactly (class %s)", what, judged.To,
-					cr.Devices.Requests[0].Name, cr.Devices.Requests[0].Exactly.DeviceClassName), "")
-				for _, n := range cr.Notes {
-					diag(f, inventory.Warning, RuleDRANote, n, "")
-				}
-				continue
-			}
-		}
-		u := get(f)
-		u.APIVersion = judged.To
-		diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("%s -> %s", f.APIVersion, judged.To), "")
-		if f.AdminAccess {
-			diag(f, inventory.Warning, RuleDRANote, "a request asks for adminAccess: from 1.34 the API server accepts it only in a namespace labelled resource.kubernetes.io/admin-access: \"true\" (DRAAdminAccess)",
-				"label the claim's namespace, or drop adminAccess")
+			p.parameters(f, reason)
+		default:
+			p.object(f, judged, reason, params)
 		}
 	}
-	return ups, diags
+	return p.ups, p.diags
+}
+
+// upgradePlan collects a batch's upgrades, one per document in order, and
+// their diagnostics.
+type upgradePlan struct {
+	ups     []*Upgrade
+	diags   inventory.Diagnostics
+	byIndex map[int]*Upgrade
+}
+
+// get is the upgrade of f's document, added when it has none yet.
+func (p *upgradePlan) get(f inventory.DRAFinding) *Upgrade {
+	u := p.byIndex[f.Origin.Index]
+	if u == nil {
+		u = &Upgrade{Index: f.Origin.Index, Line: f.Line, Kind: f.Kind, Name: f.Name, Namespace: f.Namespace}
+		p.byIndex[f.Origin.Index] = u
+		p.ups = append(p.ups, u)
+	}
+	return u
+}
+
+// diag adds a diagnostic about f.
+func (p *upgradePlan) diag(f inventory.DRAFinding, sev inventory.Severity, rule, msg, fix string) {
+	p.diags = append(p.diags, inventory.Diagnostic{Severity: sev, Rule: rule, File: f.Origin.Path, Line: f.Line, Object: f.Object(),
+		Field: f.Field, Message: msg, Fix: fix})
+}
+
+// gate removes a feature-gate setting the target refuses.
+func (p *upgradePlan) gate(f inventory.DRAFinding, judged *rules.Upgrade, target rules.Version) {
+	u := p.get(f)
+	key := f.Field == f.Gate || strings.HasSuffix(f.Field, "."+f.Gate)
+	u.Gates = append(u.Gates, GateEdit{Field: f.Field, Gate: f.Gate, Key: key})
+	p.diag(f, inventory.Warning, RuleDRAFeatureGate, "removed "+f.Gate+"="+f.Value+" at "+f.Field+": "+judged.Describe(target),
+		"check the component's other flags for the target release too")
+}
+
+// podSource moves a pod's resourceClaims[].source up one level.
+func (p *upgradePlan) podSource(f inventory.DRAFinding) {
+	u := p.get(f)
+	if !contains(u.Pods, f.PodTemplatePath) {
+		u.Pods = append(u.Pods, f.PodTemplatePath)
+	}
+	p.diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("resourceClaims[%s]: source.* moved up one level (core/v1 of 1.31 and later)", f.Claim), "")
+}
+
+// parameters removes a classic parameters object.
+func (p *upgradePlan) parameters(f inventory.DRAFinding, reason string) {
+	u := p.get(f)
+	what := "its settings moved into the claims that reference it"
+	if group, _, _ := strings.Cut(f.APIVersion, "/"); !strings.HasSuffix(f.Kind, "ClaimParameters") || group != "gpu.resource.nvidia.com" {
+		what = "no resource.k8s.io/v1 equivalent"
+	}
+	u.Remove = fmt.Sprintf("# %s: classic DRA parameters, removed by kubedra migrate (%s); see docs/upgrade.md\n", f.Object().String(), what)
+	p.diag(f, inventory.Info, RuleDRAUpgraded, "removed: "+reason, "")
+}
+
+// object upgrades a resource.k8s.io object: it removes a scheduling
+// context, turns a ResourceClass into a DeviceClass and a classic claim
+// into devices requests, and moves the others to the target's version.
+func (p *upgradePlan) object(f inventory.DRAFinding, judged *rules.Upgrade, reason string, params Parameters) {
+	switch f.Kind {
+	case "PodSchedulingContext", "PodScheduling":
+		u := p.get(f)
+		u.Remove = fmt.Sprintf("# %s: classic DRA scheduling handshake, removed by kubedra migrate (never user-written; no replacement)\n", f.Object().String())
+		p.diag(f, inventory.Info, RuleDRAUpgraded, "removed: "+reason, "")
+		return
+	case "ResourceClass":
+		p.resourceClass(f, judged)
+		return
+	case "ResourceClaim", "ResourceClaimTemplate":
+		if f.Classic {
+			p.classicClaim(f, judged, params)
+			return
+		}
+	}
+	u := p.get(f)
+	u.APIVersion = judged.To
+	p.diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("%s -> %s", f.APIVersion, judged.To), "")
+	if f.AdminAccess {
+		p.diag(f, inventory.Warning, RuleDRANote, "a request asks for adminAccess: from 1.34 the API server accepts it only in a namespace labelled resource.kubernetes.io/admin-access: \"true\" (DRAAdminAccess)",
+			"label the claim's namespace, or drop adminAccess")
+	}
+}
+
+// resourceClass turns a classic ResourceClass into a DeviceClass.
+func (p *upgradePlan) resourceClass(f inventory.DRAFinding, judged *rules.Upgrade) {
+	spec, err := rules.ToRNode(rules.ClassicDeviceClass(f.ClassName))
+	if err != nil {
+		p.diag(f, inventory.Error, RuleDRAUnmapped, "left unchanged: "+err.Error(), "")
+		return
+	}
+	u := p.get(f)
+	u.APIVersion, u.DeviceClass = judged.To, spec
+	p.diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("ResourceClass (driver %s) is now a %s DeviceClass selecting the devices of driver %s", f.ClassName, judged.To, rules.CurrentDriver(f.ClassName)), "")
+	if f.Parameters != nil {
+		_, why := rules.ClassicParameters(f.Parameters.APIGroup, f.Parameters.Kind)
+		p.diag(f, inventory.Warning, RuleDRANote, "its parametersRef "+f.Parameters.Kind+" "+f.Parameters.Name+" is dropped: "+why, "")
+	}
+}
+
+// classicClaim turns a classic claim's class and parameters into devices
+// requests.
+func (p *upgradePlan) classicClaim(f inventory.DRAFinding, judged *rules.Upgrade, params Parameters) {
+	cr, err := rules.ClassicClaim(f.ClassName, f.Parameters, params.lookup(f.Parameters))
+	if err != nil {
+		p.diag(f, inventory.Warning, RuleDRAUnmapped, "left unchanged: "+err.Error(), "rewrite the claim by hand as resource.k8s.io/v1 devices.requests[].exactly")
+		return
+	}
+	devices, err := rules.ToRNode(cr.Devices)
+	if err != nil {
+		p.diag(f, inventory.Error, RuleDRAUnmapped, "left unchanged: "+err.Error(), "")
+		return
+	}
+	u := p.get(f)
+	u.APIVersion, u.Devices = judged.To, devices
+	what := "class " + f.ClassName
+	if f.Parameters != nil {
+		what += " and " + f.Parameters.Kind + " " + f.Parameters.Name
+	}
+	p.diag(f, inventory.Info, RuleDRAUpgraded, fmt.Sprintf("classic claim (%s) is now %s devices.requests[%s].exactly (class %s)", what, judged.To,
+		cr.Devices.Requests[0].Name, cr.Devices.Requests[0].Exactly.DeviceClassName), "")
+	for _, n := range cr.Notes {
+		p.diag(f, inventory.Warning, RuleDRANote, n, "")
+	}
 }
 
 func contains(ss []string, s string) bool {
