@@ -187,55 +187,90 @@ func read(path string, open func(string) string, stat func(string) (fs.FileInfo,
 	}
 	kt.FixKustomization()
 	node, _ := kyaml.Parse(string(data))
-	lines := entryLines(node)
-	k := &Kustomization{Path: path, Component: kt.Kind == types.ComponentKind, Namespace: kt.Namespace, NamePrefix: kt.NamePrefix, NameSuffix: kt.NameSuffix}
-	dir := filepath.Dir(path)
-	var more []string
-	var diags inventory.Diagnostics
-	local := func(ref string) (string, bool) {
-		if strings.Contains(ref, "://") || strings.HasPrefix(ref, "github.com/") || strings.Contains(ref, "?ref=") {
-			return "", false // remote: not migrated here
-		}
-		return filepath.Join(dir, ref), true
+	r := &reader{
+		k:    &Kustomization{Path: path, Component: kt.Kind == types.ComponentKind, Namespace: kt.Namespace, NamePrefix: kt.NamePrefix, NameSuffix: kt.NameSuffix},
+		dir:  filepath.Dir(path),
+		open: open, stat: stat, node: node, lines: entryLines(node),
 	}
-	folder := func(ref string, role Role, line int) bool {
-		p, ok := local(ref)
-		if !ok {
-			return true
-		}
-		fi, err := stat(p)
-		if err != nil {
-			return true
-		}
-		if !fi.IsDir() {
-			return false
-		}
-		if kp := KustomizationIn(p, stat); kp != "" {
-			k.Uses = append(k.Uses, Use{Path: kp, Role: role, Line: line})
-			more = append(more, kp)
-		}
-		return true
-	}
-	for i, r := range kt.Resources {
-		line := lines.at("resources", i)
-		if folder(r, Base, line) {
-			continue
-		}
-		p, _ := local(r)
-		k.Uses = append(k.Uses, Use{Path: p, Role: Resource, Line: line})
+	for i, res := range kt.Resources {
+		r.resource(res, r.lines.at("resources", i))
 	}
 	for i, c := range kt.Components {
-		folder(c, Component, lines.at("components", i))
+		r.folder(c, Component, r.lines.at("components", i))
 	}
 	for _, c := range kt.Configurations {
-		if p, ok := local(c); ok {
-			k.Configurations = append(k.Configurations, p)
+		if p, ok := r.local(c); ok {
+			r.k.Configurations = append(r.k.Configurations, p)
 		}
 	}
-	// The deprecated fields kustomize still builds: patchesStrategicMerge
-	// (a path or an inline patch per entry) and patchesJson6902.
-	patches := slices.Clone(kt.Patches)
-	lineOf := make([]int, 0, len(patches)+len(kt.PatchesStrategicMerge)+len(kt.PatchesJson6902))
+	patches, lineOf := allPatches(&kt, r.lines)
+	for i, p := range patches {
+		r.patch(p, i, lineOf[i])
+	}
+	return r.k, r.more, r.diags
+}
+
+// reader is one kustomization file being read: what it lists so far, and
+// how to reach the files it names.
+type reader struct {
+	k    *Kustomization
+	dir  string
+	open func(string) string
+	stat func(string) (fs.FileInfo, error)
+	// node is the file's YAML (nil when kyaml cannot parse it) and lines
+	// the lines of its list entries.
+	node  *kyaml.RNode
+	lines lineIndex
+	more  []string
+	diags inventory.Diagnostics
+}
+
+// local resolves a reference against the kustomization's folder; false
+// for a remote one (not migrated here).
+func (r *reader) local(ref string) (string, bool) {
+	if strings.Contains(ref, "://") || strings.HasPrefix(ref, "github.com/") || strings.Contains(ref, "?ref=") {
+		return "", false // remote: not migrated here
+	}
+	return filepath.Join(r.dir, ref), true
+}
+
+// folder lists ref with role when it is a folder holding a kustomization
+// (which is read next); it is false only for a local file (true for a
+// remote ref, a missing one and any folder).
+func (r *reader) folder(ref string, role Role, line int) bool {
+	p, ok := r.local(ref)
+	if !ok {
+		return true
+	}
+	fi, err := r.stat(p)
+	if err != nil {
+		return true
+	}
+	if !fi.IsDir() {
+		return false
+	}
+	if kp := KustomizationIn(p, r.stat); kp != "" {
+		r.k.Uses = append(r.k.Uses, Use{Path: kp, Role: role, Line: line})
+		r.more = append(r.more, kp)
+	}
+	return true
+}
+
+// resource lists an entry of resources: a base folder, or a file.
+func (r *reader) resource(ref string, line int) {
+	if r.folder(ref, Base, line) {
+		return
+	}
+	p, _ := r.local(ref)
+	r.k.Uses = append(r.k.Uses, Use{Path: p, Role: Resource, Line: line})
+}
+
+// allPatches are the kustomization's patches, then those of the deprecated
+// fields kustomize still builds: patchesStrategicMerge (a path or an
+// inline patch per entry) and patchesJson6902; lineOf holds their lines.
+func allPatches(kt *types.Kustomization, lines lineIndex) (patches []types.Patch, lineOf []int) {
+	patches = slices.Clone(kt.Patches)
+	lineOf = make([]int, 0, len(patches)+len(kt.PatchesStrategicMerge)+len(kt.PatchesJson6902))
 	for i := range kt.Patches {
 		lineOf = append(lineOf, lines.at("patches", i))
 	}
@@ -252,38 +287,52 @@ func read(path string, open func(string) string, stat func(string) (fs.FileInfo,
 		patches = append(patches, jp)
 		lineOf = append(lineOf, lines.at("patchesJson6902", i))
 	}
-	for i, p := range patches {
-		line := lineOf[i]
-		if p.Path != "" {
-			fp, ok := local(p.Path)
-			if !ok {
-				continue
-			}
-			content, err := os.ReadFile(open(fp))
-			if err != nil {
-				continue // kustomize reports it; a missing patch is no device request
-			}
-			role := roleOf(content)
-			k.Uses = append(k.Uses, Use{Path: fp, Role: role, Line: line})
-			if role == JSON6902 {
-				diags = append(diags, jsonPatch(fp, 1, content)...)
-			}
-			continue
-		}
-		if p.Patch == "" {
-			continue
-		}
-		role := roleOf([]byte(p.Patch))
-		k.Uses = append(k.Uses, Use{Role: role, Line: line})
-		if role == JSON6902 {
-			diags = append(diags, jsonPatch(path, inlineStart(node, i, line), []byte(p.Patch))...)
-		} else if ern := devices(p.Patch); ern != "" {
-			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: path, Line: line, Resource: ern,
-				Message: "an inline strategic-merge patch sets an extended resource: kubedra edits files, not YAML inside a string",
-				Fix:     "move the patch into its own file (patches: - path: gpu-patch.yaml) and migrate again"})
-		}
+	return patches, lineOf
+}
+
+// patch lists the i-th patch, a file or inline, at line.
+func (r *reader) patch(p types.Patch, i, line int) {
+	if p.Path != "" {
+		r.patchFile(p.Path, line)
+		return
 	}
-	return k, more, diags
+	if p.Patch != "" {
+		r.inlinePatch(p.Patch, i, line)
+	}
+}
+
+// patchFile lists a patch file with its role, and reports the operations
+// of a JSON 6902 patch that kubedra cannot migrate.
+func (r *reader) patchFile(ref string, line int) {
+	fp, ok := r.local(ref)
+	if !ok {
+		return
+	}
+	content, err := os.ReadFile(r.open(fp))
+	if err != nil {
+		return // kustomize reports it; a missing patch is no device request
+	}
+	role := roleOf(content)
+	r.k.Uses = append(r.k.Uses, Use{Path: fp, Role: role, Line: line})
+	if role == JSON6902 {
+		r.diags = append(r.diags, jsonPatch(fp, 1, content)...)
+	}
+}
+
+// inlinePatch lists the i-th patch, inline, and reports what in it
+// kubedra cannot migrate: JSON 6902 operations on requests, or a
+// strategic-merge patch that sets an extended resource.
+func (r *reader) inlinePatch(patch string, i, line int) {
+	role := roleOf([]byte(patch))
+	r.k.Uses = append(r.k.Uses, Use{Role: role, Line: line})
+	path := r.k.Path
+	if role == JSON6902 {
+		r.diags = append(r.diags, jsonPatch(path, inlineStart(r.node, i, line), []byte(patch))...)
+	} else if ern := devices(patch); ern != "" {
+		r.diags = append(r.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: path, Line: line, Resource: ern,
+			Message: "an inline strategic-merge patch sets an extended resource: kubedra edits files, not YAML inside a string",
+			Fix:     "move the patch into its own file (patches: - path: gpu-patch.yaml) and migrate again"})
+	}
 }
 
 // lineIndex finds the lines of list entries in a kustomization.
