@@ -2,7 +2,6 @@ package detect
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -268,126 +267,166 @@ func containerShaped(n *yaml.Node) bool {
 
 // scanSpec reports the requests of one pod spec.
 func (w *walk) scanSpec(s spec) {
-	var hints []inventory.Hint
-	if !s.single {
-		if s.hints != nil {
-			hints = append(hints, Hints(s.hints, s.hpath)...)
-		}
-		hints = append(hints, Hints(s.node, s.path)...)
-	}
-	ignore := w.ignore
-	if ignore == nil && s.parent != nil {
-		ignore = annotation(get(s.parent, "metadata"), IgnoreAnnotation)
-	}
-	// The workload's facts are read once, for pod templates with requests.
-	var wl *inventory.Workload
-	workload := func() *inventory.Workload {
-		if wl == nil && !s.generic {
-			wl = w.workload(s)
-		}
-		return wl
-	}
-	emit := func(c *yaml.Node, idx int, name, listPath string, ct inventory.ContainerType) {
-		for _, r := range requests(c) {
-			f := inventory.Finding{
-				Origin: w.doc.Origin, Line: r.line, Column: r.column,
-				APIVersion: w.apiVersion, Kind: w.kind, Namespace: w.namespace, Name: w.name,
-				PodTemplatePath: s.path, Container: name, ContainerIndex: idx, ContainerType: ct,
-				Resource: r.name, Limit: r.limit, Request: r.request, Hints: hints, Generic: s.generic,
-				Workload: workload(),
-			}
-			if ignore != nil {
-				f.Ignore = *ignore
-				f.IgnoreInvalid = strings.TrimSpace(*ignore) == ""
-			}
-			w.out = append(w.out, f)
-		}
-	}
-	list := func(key string, ct inventory.ContainerType) {
-		seq := get(s.node, key)
-		if seq == nil || seq.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, c := range seq.Content {
-			c = deref(c)
-			t := ct
-			if ct == inventory.InitContainer && scalar(get(c, "restartPolicy")) == "Always" {
-				t = inventory.SidecarContainer
-			}
-			emit(c, i, scalar(get(c, "name")), join(s.path, key), t)
-		}
-	}
+	sc := &scan{w: w, s: s, hints: specHints(s), ignore: w.ignoreOf(s)}
 	if s.single {
-		name := scalar(get(s.node, "name"))
-		if name == "" {
-			name = lastSegment(s.path)
-		}
-		emit(s.node, 0, name, s.path, inventory.Container)
+		sc.single()
 		return
 	}
 	switch s.shape {
 	case shapePod, shapeKServe:
-		list("initContainers", inventory.InitContainer)
-		list("containers", inventory.Container)
-		list("ephemeralContainers", inventory.EphemeralContainer)
-		if s.shape == shapeKServe {
-			for _, k := range kserveModels {
-				if m := get(s.node, k); m != nil && m.Kind == yaml.MappingNode {
-					name := scalar(get(m, "name"))
-					if name == "" {
-						name = k
-					}
-					emit(m, 0, name, join(s.path, k), inventory.Container)
-				}
-			}
-		}
+		sc.pod()
 	case shapeArgo:
-		list("initContainers", inventory.InitContainer)
-		for _, k := range []string{"container", "script"} {
-			if c := get(s.node, k); c != nil && c.Kind == yaml.MappingNode {
-				name := scalar(get(c, "name"))
-				if name == "" {
-					name = "main"
-				}
-				emit(c, 0, name, join(s.path, k), inventory.Container)
-			}
-		}
-		if cs := get(s.node, "containerSet"); cs != nil {
-			sub := s
-			sub.node, sub.path = cs, join(s.path, "containerSet")
-			seq := get(cs, "containers")
-			if seq != nil && seq.Kind == yaml.SequenceNode {
-				for i, c := range seq.Content {
-					c = deref(c)
-					emit(c, i, scalar(get(c, "name")), join(sub.path, "containers"), inventory.Container)
-				}
-			}
-		}
-		list("sidecars", inventory.Container)
+		sc.argo()
 	case shapeSpark:
-		list("initContainers", inventory.InitContainer)
-		list("sidecars", inventory.Container)
-		if g := get(s.node, "gpu"); g != nil && g.Kind == yaml.MappingNode {
-			nameNode := get(g, "name")
-			if name := scalar(nameNode); IsExtendedResource(name) {
-				key := keyOf(s.node, "gpu")
-				f := inventory.Finding{
-					Origin: w.doc.Origin, Line: key.Line, Column: key.Column,
-					APIVersion: w.apiVersion, Kind: w.kind, Namespace: w.namespace, Name: w.name,
-					PodTemplatePath: s.path, Container: lastSegment(s.path), ContainerType: inventory.Container,
-					Resource: name, Limit: scalar(get(g, "quantity")), Hints: hints, Workload: workload(),
-				}
-				if ignore != nil {
-					f.Ignore = *ignore
-					f.IgnoreInvalid = strings.TrimSpace(*ignore) == ""
-				}
-				w.out = append(w.out, f)
-			}
+		sc.spark()
+	}
+}
+
+// scan is one pod spec being scanned, with what its findings share.
+type scan struct {
+	w      *walk
+	s      spec
+	hints  []inventory.Hint
+	ignore *string
+	// wl is the workload's facts, read once (see workload).
+	wl *inventory.Workload
+}
+
+// specHints are the scheduling hints of a pod spec (its extra hints map
+// first); a lone container has none.
+func specHints(s spec) []inventory.Hint {
+	if s.single {
+		return nil
+	}
+	var hints []inventory.Hint
+	if s.hints != nil {
+		hints = append(hints, Hints(s.hints, s.hpath)...)
+	}
+	return append(hints, Hints(s.node, s.path)...)
+}
+
+// ignoreOf is the ignore annotation of the document, else of the pod
+// template holding s, or nil.
+func (w *walk) ignoreOf(s spec) *string {
+	if w.ignore == nil && s.parent != nil {
+		return annotation(get(s.parent, "metadata"), IgnoreAnnotation)
+	}
+	return w.ignore
+}
+
+// workload reads the workload's facts once, for pod templates with
+// requests; nil for the generic fallback.
+func (sc *scan) workload() *inventory.Workload {
+	if sc.wl == nil && !sc.s.generic {
+		sc.wl = sc.w.workload(sc.s)
+	}
+	return sc.wl
+}
+
+// report completes f with what it shares with the pod spec's other
+// findings and adds it.
+func (sc *scan) report(f inventory.Finding) {
+	w := sc.w
+	f.Origin, f.APIVersion, f.Kind, f.Namespace, f.Name = w.doc.Origin, w.apiVersion, w.kind, w.namespace, w.name
+	f.PodTemplatePath, f.Hints, f.Workload = sc.s.path, sc.hints, sc.workload()
+	if sc.ignore != nil {
+		f.Ignore = *sc.ignore
+		f.IgnoreInvalid = strings.TrimSpace(*sc.ignore) == ""
+	}
+	w.out = append(w.out, f)
+}
+
+// emit reports the requests of container c.
+func (sc *scan) emit(c *yaml.Node, idx int, name string, ct inventory.ContainerType) {
+	for _, r := range requests(c) {
+		sc.report(inventory.Finding{Line: r.line, Column: r.column, Container: name, ContainerIndex: idx, ContainerType: ct,
+			Resource: r.name, Limit: r.limit, Request: r.request, Generic: sc.s.generic})
+	}
+}
+
+// list reports the containers of the list key of map m; an init
+// container with restartPolicy Always is a sidecar.
+func (sc *scan) list(m *yaml.Node, key string, ct inventory.ContainerType) {
+	seq := get(m, key)
+	if seq == nil || seq.Kind != yaml.SequenceNode {
+		return
+	}
+	for i, c := range seq.Content {
+		c = deref(c)
+		t := ct
+		if ct == inventory.InitContainer && scalar(get(c, "restartPolicy")) == "Always" {
+			t = inventory.SidecarContainer
 		}
-		// A Spark pod spec may also carry plain container resources.
-		if get(s.node, "resources") != nil {
-			emit(s.node, 0, lastSegment(s.path), s.path, inventory.Container)
+		sc.emit(c, i, scalar(get(c, "name")), t)
+	}
+}
+
+// named reports the lone container map under key, named by its name
+// field or else def.
+func (sc *scan) named(key, def string) {
+	m := get(sc.s.node, key)
+	if m == nil || m.Kind != yaml.MappingNode {
+		return
+	}
+	name := scalar(get(m, "name"))
+	if name == "" {
+		name = def
+	}
+	sc.emit(m, 0, name, inventory.Container)
+}
+
+// single reports a container-shaped map found by the fallback, named by
+// its name field or else its key.
+func (sc *scan) single() {
+	name := scalar(get(sc.s.node, "name"))
+	if name == "" {
+		name = lastSegment(sc.s.path)
+	}
+	sc.emit(sc.s.node, 0, name, inventory.Container)
+}
+
+// pod reports a pod spec's container lists, and a KServe predictor's
+// model containers.
+func (sc *scan) pod() {
+	sc.list(sc.s.node, "initContainers", inventory.InitContainer)
+	sc.list(sc.s.node, "containers", inventory.Container)
+	sc.list(sc.s.node, "ephemeralContainers", inventory.EphemeralContainer)
+	if sc.s.shape == shapeKServe {
+		for _, k := range kserveModels {
+			sc.named(k, k)
 		}
+	}
+}
+
+// argo reports an Argo template: init containers, its container or
+// script, a containerSet's containers and sidecars.
+func (sc *scan) argo() {
+	sc.list(sc.s.node, "initContainers", inventory.InitContainer)
+	for _, k := range []string{"container", "script"} {
+		sc.named(k, "main")
+	}
+	if cs := get(sc.s.node, "containerSet"); cs != nil {
+		sc.list(cs, "containers", inventory.Container)
+	}
+	sc.list(sc.s.node, "sidecars", inventory.Container)
+}
+
+// spark reports a Spark driver or executor spec: init containers,
+// sidecars, its gpu field (the resource name is a value) and its own
+// resources.
+func (sc *scan) spark() {
+	sc.list(sc.s.node, "initContainers", inventory.InitContainer)
+	sc.list(sc.s.node, "sidecars", inventory.Container)
+	if g := get(sc.s.node, "gpu"); g != nil && g.Kind == yaml.MappingNode {
+		if name := scalar(get(g, "name")); IsExtendedResource(name) {
+			key := keyOf(sc.s.node, "gpu")
+			sc.report(inventory.Finding{Line: key.Line, Column: key.Column, Container: lastSegment(sc.s.path), ContainerType: inventory.Container,
+				Resource: name, Limit: scalar(get(g, "quantity"))})
+		}
+	}
+	// A Spark pod spec may also carry plain container resources.
+	if get(sc.s.node, "resources") != nil {
+		sc.emit(sc.s.node, 0, lastSegment(sc.s.path), inventory.Container)
 	}
 }
 
@@ -434,187 +473,4 @@ func quantity(v *yaml.Node) string {
 		return ""
 	}
 	return v.Value
-}
-
-// --- node helpers: read-only, alias- and merge-key-aware ---
-
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		return deref(n.Content[0])
-	}
-	return n
-}
-
-// eachPair calls fn for each key/value of a map, including merged ones
-// (`<<: *anchor`), keys written directly first.
-func eachPair(m *yaml.Node, fn func(k, v *yaml.Node)) {
-	m = deref(m)
-	if m == nil || m.Kind != yaml.MappingNode {
-		return
-	}
-	seen := map[string]bool{}
-	var walkMap func(m *yaml.Node, depth int)
-	walkMap = func(m *yaml.Node, depth int) {
-		if depth > 8 {
-			return
-		}
-		var merges []*yaml.Node
-		for i := 0; i+1 < len(m.Content); i += 2 {
-			k := m.Content[i]
-			if k.Value == "<<" && k.Tag != "!!str" {
-				merges = append(merges, m.Content[i+1])
-				continue
-			}
-			if seen[k.Value] {
-				continue
-			}
-			seen[k.Value] = true
-			fn(k, m.Content[i+1])
-		}
-		for _, mg := range merges {
-			mg = deref(mg)
-			switch mg.Kind {
-			case yaml.MappingNode:
-				walkMap(mg, depth+1)
-			case yaml.SequenceNode:
-				for _, x := range mg.Content {
-					if x = deref(x); x.Kind == yaml.MappingNode {
-						walkMap(x, depth+1)
-					}
-				}
-			}
-		}
-	}
-	walkMap(m, 0)
-}
-
-// get returns the value of key in map m (nil when absent), following
-// aliases and merge keys.
-func get(m *yaml.Node, key string) *yaml.Node {
-	m = deref(m)
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	merged := false
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := m.Content[i]
-		if k.Value == key && k.Kind == yaml.ScalarNode {
-			return deref(m.Content[i+1])
-		}
-		merged = merged || k.Value == "<<"
-	}
-	if !merged {
-		return nil
-	}
-	var found *yaml.Node
-	eachPair(m, func(k, v *yaml.Node) {
-		if found == nil && k.Value == key {
-			found = deref(v)
-		}
-	})
-	return found
-}
-
-// keyOf returns the key node of key in m.
-func keyOf(m *yaml.Node, key string) *yaml.Node {
-	var found *yaml.Node
-	eachPair(m, func(k, _ *yaml.Node) {
-		if found == nil && k.Value == key {
-			found = k
-		}
-	})
-	if found == nil {
-		return &yaml.Node{}
-	}
-	return found
-}
-
-func scalar(n *yaml.Node) string {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return ""
-	}
-	return n.Value
-}
-
-// annotation returns the value of an annotation in metadata, nil if absent.
-func annotation(meta *yaml.Node, key string) *string {
-	v := get(get(meta, "annotations"), key)
-	if v == nil {
-		return nil
-	}
-	s := scalar(v)
-	return &s
-}
-
-// --- paths ---
-
-// match is a node found by a pattern, with its path and parent map.
-type match struct {
-	node, parent *yaml.Node
-	path         string
-}
-
-// expand finds the nodes a TemplatePath pattern names.
-func expand(root *yaml.Node, pattern string) []match {
-	cur := []match{{node: root}}
-	for seg := range strings.SplitSeq(pattern, ".") {
-		var next []match
-		for _, m := range cur {
-			switch {
-			case seg == "*":
-				eachPair(m.node, func(k, v *yaml.Node) {
-					next = append(next, match{node: deref(v), parent: m.node, path: join(m.path, escape(k.Value))})
-				})
-			case strings.HasSuffix(seg, "[]"):
-				name := strings.TrimSuffix(seg, "[]")
-				seq := get(m.node, name)
-				if seq == nil || seq.Kind != yaml.SequenceNode {
-					continue
-				}
-				for i, c := range seq.Content {
-					c = deref(c)
-					next = append(next, match{node: c, parent: m.node, path: join(m.path, escape(name)) + item(c, i)})
-				}
-			default:
-				if v := get(m.node, seg); v != nil {
-					next = append(next, match{node: v, parent: m.node, path: join(m.path, escape(seg))})
-				}
-			}
-		}
-		cur = next
-	}
-	return cur
-}
-
-func join(path, seg string) string {
-	if path == "" {
-		return seg
-	}
-	return path + "." + seg
-}
-
-// escape escapes dots in a key so the path splits where it should.
-func escape(key string) string { return strings.ReplaceAll(key, ".", `\.`) }
-
-// item is the path suffix of a list item: [name=x] (or Ray's
-// [groupName=x]) when it has such a scalar without brackets or dots, else
-// [i].
-func item(n *yaml.Node, i int) string {
-	for _, k := range []string{"name", "groupName"} {
-		if v := scalar(get(n, k)); v != "" && !strings.ContainsAny(v, "[]=. ") {
-			return "[" + k + "=" + v + "]"
-		}
-	}
-	return "[" + strconv.Itoa(i) + "]"
-}
-
-func lastSegment(path string) string {
-	if i := strings.LastIndex(path, "."); i >= 0 {
-		return path[i+1:]
-	}
-	return path
 }

@@ -74,12 +74,7 @@ func MayRequest(doc []byte) bool {
 	}
 	// A request key is nested under a limits or requests key, so its text
 	// comes after the first of them.
-	first := -1
-	for _, w := range []string{"limits", "requests"} {
-		if i := bytes.Index(doc, []byte(w)); i >= 0 && (first < 0 || i < first) {
-			first = i
-		}
-	}
+	first := firstListKey(doc)
 	if first < 0 {
 		return false
 	}
@@ -90,45 +85,71 @@ func MayRequest(doc []byte) bool {
 		}
 		slash := off + i
 		off = slash + 1
-		start := slash
-		for start > 0 && domainChar(doc[start-1]) {
-			start--
-		}
-		if start == slash || start > 0 && !keyStart(doc[start-1]) {
-			continue
-		}
-		end := slash + 1
-		for end < len(doc) && nameChar(doc[end]) {
-			end++
-		}
-		if end == slash+1 {
-			continue
-		}
-		if nativeDomain(string(doc[start:slash])) {
-			continue
-		}
-		j := end
-		quoted := j < len(doc) && (doc[j] == '"' || doc[j] == '\'')
-		if quoted {
-			j++
-		}
-		for j < len(doc) && (doc[j] == ' ' || doc[j] == '\t') {
-			j++
-		}
-		if j == len(doc) {
-			continue
-		}
-		switch doc[j] {
-		case ',', '}':
+		if requestKeyAt(doc, slash) {
 			return true
-		case ':':
-			// A plain key needs a blank after ':' (nvidia/cuda:12 is a
-			// value); a quoted (JSON-like) key does not.
-			if quoted || j+1 == len(doc) || blank(doc[j+1]) {
-				return true
-			}
 		}
 	}
+}
+
+// firstListKey is the offset of the first "limits" or "requests" in doc,
+// or -1.
+func firstListKey(doc []byte) int {
+	first := bytes.Index(doc, []byte("limits"))
+	if i := bytes.Index(doc, []byte("requests")); i >= 0 && (first < 0 || i < first) {
+		first = i
+	}
+	return first
+}
+
+// requestKeyAt reports whether the '/' at doc[slash] is in the text of a
+// key that can be an extended resource: a domain that is not native and
+// starts a token, a name, then the end of a key.
+func requestKeyAt(doc []byte, slash int) bool {
+	start := slash
+	for start > 0 && domainChar(doc[start-1]) {
+		start--
+	}
+	if start == slash || start > 0 && !keyStart(doc[start-1]) {
+		return false
+	}
+	end := slash + 1
+	for end < len(doc) && nameChar(doc[end]) {
+		end++
+	}
+	if end == slash+1 {
+		return false
+	}
+	if nativeDomain(string(doc[start:slash])) {
+		return false
+	}
+	return keyEnd(doc, end)
+}
+
+// keyEnd reports whether the name that ends before doc[end] is written as a
+// mapping key: after an optional closing quote and blanks, ':' (and a
+// blank, unless the key was quoted: JSON) or ',' or '}' (a flow key
+// without a value).
+func keyEnd(doc []byte, end int) bool {
+	j := end
+	quoted := j < len(doc) && (doc[j] == '"' || doc[j] == '\'')
+	if quoted {
+		j++
+	}
+	for j < len(doc) && (doc[j] == ' ' || doc[j] == '\t') {
+		j++
+	}
+	if j == len(doc) {
+		return false
+	}
+	switch doc[j] {
+	case ',', '}':
+		return true
+	case ':':
+		// A plain key needs a blank after ':' (nvidia/cuda:12 is a
+		// value); a quoted (JSON-like) key does not.
+		return quoted || j+1 == len(doc) || blank(doc[j+1])
+	}
+	return false
 }
 
 // hidesText reports whether doc uses YAML features through which a key's

@@ -241,102 +241,111 @@ type job struct {
 func enumerate(root, dir string, temporary func(string), skip func(string) bool) func(yield func(job) bool) {
 	return func(yield func(job) bool) {
 		open := inventory.Resolve(dir, root)
-		mk := func(p string) job { return job{path: p, open: inventory.Resolve(dir, p)} }
-		// The reported path of a walked file: root joined with its path
-		// below the opened root, as filepath.WalkDir(root) would give it.
-		report := func(p string) string {
-			if p == open {
-				return root
-			}
-			rel, err := filepath.Rel(open, p)
-			if err != nil {
-				return p
-			}
-			return filepath.Join(root, rel)
-		}
 		info, err := os.Stat(open)
 		if err != nil {
-			j := mk(root)
-			j.err = err
-			yield(j)
+			yield(job{path: root, open: open, err: err})
 			return
 		}
 		if !info.IsDir() {
-			yield(mk(root))
+			yield(job{path: root, open: open})
 			return
 		}
 		realRoot, err := filepath.EvalSymlinks(open)
 		if err != nil {
-			j := mk(root)
-			j.err = err
-			yield(j)
+			yield(job{path: root, open: open, err: err})
 			return
 		}
 		realRoot, _ = filepath.Abs(realRoot)
-		// A root that is a symlink to a folder is walked at its target
-		// (WalkDir does not follow a root link); paths are reported under
-		// the root as given.
-		walkRoot := open
-		if fi, err := os.Lstat(open); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			walkRoot = realRoot
-		}
-		report = func(p string) string {
-			if p == walkRoot {
-				return root
-			}
-			rel, err := filepath.Rel(walkRoot, p)
-			if err != nil {
-				return p
-			}
-			return filepath.Join(root, rel)
-		}
-		stop := false
-		err = filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
-			if stop {
-				return fs.SkipAll
-			}
-			if err != nil {
-				j := job{path: report(p), open: p, err: err}
-				stop = !yield(j)
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if p != walkRoot && skip != nil && skip(p) {
-				if d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				if p != walkRoot && strings.HasPrefix(d.Name(), ".") && d.Name() != "." && d.Name() != ".." {
-					return fs.SkipDir // .git and friends
-				}
-				return nil
-			}
-			if d.Type()&fs.ModeSymlink != 0 {
-				if j, ok := symlink(p, report(p), realRoot); ok && !walkedTarget(p, realRoot) {
-					stop = !yield(j)
-				}
-				return nil
-			}
-			if Temporary(d.Name()) && temporary != nil && d.Type().IsRegular() {
-				temporary(p)
-				return nil
-			}
-			if !d.Type().IsRegular() || !manifestExt(p) || d.Name() == ConfigFileName {
-				return nil
-			}
-			stop = !yield(job{path: report(p), open: p})
-			return nil
-		})
-		if err != nil && !stop {
-			j := mk(root)
-			j.err = err
-			yield(j)
+		w := &walker{root: root, walkRoot: walkRoot(open, realRoot), realRoot: realRoot, temporary: temporary, skip: skip, yield: yield}
+		if err := filepath.WalkDir(w.walkRoot, w.visit); err != nil && !w.stop {
+			yield(job{path: root, open: open, err: err})
 		}
 	}
+}
+
+// walkRoot is where the folder opened at open is walked: a root that is a
+// symlink to a folder is walked at its target, realRoot (WalkDir does not
+// follow a root link); paths are still reported under the root as given.
+func walkRoot(open, realRoot string) string {
+	if fi, err := os.Lstat(open); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return realRoot
+	}
+	return open
+}
+
+// walker walks one folder argument for enumerate.
+type walker struct {
+	root     string // the argument, as given
+	walkRoot string // where it is walked (see walkRoot)
+	realRoot string // its absolute path, symlinks resolved
+	// temporary and skip are enumerate's.
+	temporary func(string)
+	skip      func(string) bool
+	yield     func(job) bool
+	// stop is set once yield asks for no more jobs.
+	stop bool
+}
+
+// report is the reported path of a walked file: root joined with its path
+// below walkRoot, as filepath.WalkDir(root) would give it.
+func (w *walker) report(p string) string {
+	if p == w.walkRoot {
+		return w.root
+	}
+	rel, err := filepath.Rel(w.walkRoot, p)
+	if err != nil {
+		return p
+	}
+	return filepath.Join(w.root, rel)
+}
+
+// visit is the filepath.WalkDir callback: it reports walk errors, leaves
+// out skipped and hidden folders and hands other entries to file.
+func (w *walker) visit(p string, d fs.DirEntry, err error) error {
+	if w.stop {
+		return fs.SkipAll
+	}
+	if err != nil {
+		w.stop = !w.yield(job{path: w.report(p), open: p, err: err})
+		if d != nil && d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if p != w.walkRoot && w.skip != nil && w.skip(p) {
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if d.IsDir() {
+		if p != w.walkRoot && strings.HasPrefix(d.Name(), ".") && d.Name() != "." && d.Name() != ".." {
+			return fs.SkipDir // .git and friends
+		}
+		return nil
+	}
+	w.file(p, d)
+	return nil
+}
+
+// file decides what a walked entry that is not a folder is: a symlink to
+// read or list as skipped, a kubedra temporary file (told to temporary),
+// a manifest to read, or nothing.
+func (w *walker) file(p string, d fs.DirEntry) {
+	if d.Type()&fs.ModeSymlink != 0 {
+		if j, ok := symlink(p, w.report(p), w.realRoot); ok && !walkedTarget(p, w.realRoot) {
+			w.stop = !w.yield(j)
+		}
+		return
+	}
+	if Temporary(d.Name()) && w.temporary != nil && d.Type().IsRegular() {
+		w.temporary(p)
+		return
+	}
+	if !d.Type().IsRegular() || !manifestExt(p) || d.Name() == ConfigFileName {
+		return
+	}
+	w.stop = !w.yield(job{path: w.report(p), open: p})
 }
 
 // symlink decides what to do with a symlink found while walking (opened

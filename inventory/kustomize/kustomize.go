@@ -9,7 +9,6 @@
 package kustomize
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -188,55 +187,90 @@ func read(path string, open func(string) string, stat func(string) (fs.FileInfo,
 	}
 	kt.FixKustomization()
 	node, _ := kyaml.Parse(string(data))
-	lines := entryLines(node)
-	k := &Kustomization{Path: path, Component: kt.Kind == types.ComponentKind, Namespace: kt.Namespace, NamePrefix: kt.NamePrefix, NameSuffix: kt.NameSuffix}
-	dir := filepath.Dir(path)
-	var more []string
-	var diags inventory.Diagnostics
-	local := func(ref string) (string, bool) {
-		if strings.Contains(ref, "://") || strings.HasPrefix(ref, "github.com/") || strings.Contains(ref, "?ref=") {
-			return "", false // remote: not migrated here
-		}
-		return filepath.Join(dir, ref), true
+	r := &reader{
+		k:    &Kustomization{Path: path, Component: kt.Kind == types.ComponentKind, Namespace: kt.Namespace, NamePrefix: kt.NamePrefix, NameSuffix: kt.NameSuffix},
+		dir:  filepath.Dir(path),
+		open: open, stat: stat, node: node, lines: entryLines(node),
 	}
-	folder := func(ref string, role Role, line int) bool {
-		p, ok := local(ref)
-		if !ok {
-			return true
-		}
-		fi, err := stat(p)
-		if err != nil {
-			return true
-		}
-		if !fi.IsDir() {
-			return false
-		}
-		if kp := KustomizationIn(p, stat); kp != "" {
-			k.Uses = append(k.Uses, Use{Path: kp, Role: role, Line: line})
-			more = append(more, kp)
-		}
-		return true
-	}
-	for i, r := range kt.Resources {
-		line := lines.at("resources", i)
-		if folder(r, Base, line) {
-			continue
-		}
-		p, _ := local(r)
-		k.Uses = append(k.Uses, Use{Path: p, Role: Resource, Line: line})
+	for i, res := range kt.Resources {
+		r.resource(res, r.lines.at("resources", i))
 	}
 	for i, c := range kt.Components {
-		folder(c, Component, lines.at("components", i))
+		r.folder(c, Component, r.lines.at("components", i))
 	}
 	for _, c := range kt.Configurations {
-		if p, ok := local(c); ok {
-			k.Configurations = append(k.Configurations, p)
+		if p, ok := r.local(c); ok {
+			r.k.Configurations = append(r.k.Configurations, p)
 		}
 	}
-	// The deprecated fields kustomize still builds: patchesStrategicMerge
-	// (a path or an inline patch per entry) and patchesJson6902.
-	patches := slices.Clone(kt.Patches)
-	lineOf := make([]int, 0, len(patches)+len(kt.PatchesStrategicMerge)+len(kt.PatchesJson6902))
+	patches, lineOf := allPatches(&kt, r.lines)
+	for i, p := range patches {
+		r.patch(p, i, lineOf[i])
+	}
+	return r.k, r.more, r.diags
+}
+
+// reader is one kustomization file being read: what it lists so far, and
+// how to reach the files it names.
+type reader struct {
+	k    *Kustomization
+	dir  string
+	open func(string) string
+	stat func(string) (fs.FileInfo, error)
+	// node is the file's YAML (nil when kyaml cannot parse it) and lines
+	// the lines of its list entries.
+	node  *kyaml.RNode
+	lines lineIndex
+	more  []string
+	diags inventory.Diagnostics
+}
+
+// local resolves a reference against the kustomization's folder; false
+// for a remote one (not migrated here).
+func (r *reader) local(ref string) (string, bool) {
+	if strings.Contains(ref, "://") || strings.HasPrefix(ref, "github.com/") || strings.Contains(ref, "?ref=") {
+		return "", false // remote: not migrated here
+	}
+	return filepath.Join(r.dir, ref), true
+}
+
+// folder lists ref with role when it is a folder holding a kustomization
+// (which is read next); it is false only for a local file (true for a
+// remote ref, a missing one and any folder).
+func (r *reader) folder(ref string, role Role, line int) bool {
+	p, ok := r.local(ref)
+	if !ok {
+		return true
+	}
+	fi, err := r.stat(p)
+	if err != nil {
+		return true
+	}
+	if !fi.IsDir() {
+		return false
+	}
+	if kp := KustomizationIn(p, r.stat); kp != "" {
+		r.k.Uses = append(r.k.Uses, Use{Path: kp, Role: role, Line: line})
+		r.more = append(r.more, kp)
+	}
+	return true
+}
+
+// resource lists an entry of resources: a base folder, or a file.
+func (r *reader) resource(ref string, line int) {
+	if r.folder(ref, Base, line) {
+		return
+	}
+	p, _ := r.local(ref)
+	r.k.Uses = append(r.k.Uses, Use{Path: p, Role: Resource, Line: line})
+}
+
+// allPatches are the kustomization's patches, then those of the deprecated
+// fields kustomize still builds: patchesStrategicMerge (a path or an
+// inline patch per entry) and patchesJson6902; lineOf holds their lines.
+func allPatches(kt *types.Kustomization, lines lineIndex) (patches []types.Patch, lineOf []int) {
+	patches = slices.Clone(kt.Patches)
+	lineOf = make([]int, 0, len(patches)+len(kt.PatchesStrategicMerge)+len(kt.PatchesJson6902))
 	for i := range kt.Patches {
 		lineOf = append(lineOf, lines.at("patches", i))
 	}
@@ -253,181 +287,52 @@ func read(path string, open func(string) string, stat func(string) (fs.FileInfo,
 		patches = append(patches, jp)
 		lineOf = append(lineOf, lines.at("patchesJson6902", i))
 	}
-	for i, p := range patches {
-		line := lineOf[i]
-		if p.Path != "" {
-			fp, ok := local(p.Path)
-			if !ok {
-				continue
-			}
-			content, err := os.ReadFile(open(fp))
-			if err != nil {
-				continue // kustomize reports it; a missing patch is no device request
-			}
-			role := roleOf(content)
-			k.Uses = append(k.Uses, Use{Path: fp, Role: role, Line: line})
-			if role == JSON6902 {
-				diags = append(diags, jsonPatch(fp, 1, content)...)
-			}
-			continue
-		}
-		if p.Patch == "" {
-			continue
-		}
-		role := roleOf([]byte(p.Patch))
-		k.Uses = append(k.Uses, Use{Role: role, Line: line})
-		if role == JSON6902 {
-			diags = append(diags, jsonPatch(path, inlineStart(node, i, line), []byte(p.Patch))...)
-		} else if ern := devices(p.Patch); ern != "" {
-			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: path, Line: line, Resource: ern,
-				Message: "an inline strategic-merge patch sets an extended resource: kubedra edits files, not YAML inside a string",
-				Fix:     "move the patch into its own file (patches: - path: gpu-patch.yaml) and migrate again"})
-		}
-	}
-	return k, more, diags
+	return patches, lineOf
 }
 
-// roleOf tells a JSON 6902 patch (a list of operations) from a
-// strategic-merge patch (an object), as kustomize does.
-func roleOf(content []byte) Role {
-	trim := bytes.TrimSpace(stripComments(content))
-	if bytes.HasPrefix(trim, []byte("[")) || bytes.HasPrefix(trim, []byte("- ")) || bytes.HasPrefix(trim, []byte("-\n")) {
-		return JSON6902
+// patch lists the i-th patch, a file or inline, at line.
+func (r *reader) patch(p types.Patch, i, line int) {
+	if p.Path != "" {
+		r.patchFile(p.Path, line)
+		return
 	}
-	return StrategicMerge
+	if p.Patch != "" {
+		r.inlinePatch(p.Patch, i, line)
+	}
 }
 
-func stripComments(b []byte) []byte {
-	var out [][]byte
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] == '#' {
-			continue
-		}
-		out = append(out, l)
-	}
-	return bytes.Join(out, []byte("\n"))
-}
-
-// op is one JSON 6902 operation.
-type op struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	From  string `json:"from"`
-	Value any    `json:"value"`
-}
-
-// jsonPatch reports the operations of a JSON 6902 patch that add, replace
-// or remove an extended-resource request: kubedra cannot rewrite them
-// exactly without the object they apply to (their paths index lists of
-// the base), so their build unit is left as it is.
-func jsonPatch(file string, line int, content []byte) inventory.Diagnostics {
-	var ops []op
-	if err := sigsyaml.Unmarshal(content, &ops); err != nil {
-		return nil
-	}
-	node, _ := kyaml.Parse(string(content))
-	var diags inventory.Diagnostics
-	for i, o := range ops {
-		ern := ""
-		for _, p := range []string{o.Path, o.From} {
-			if e := pathResource(p); e != "" {
-				ern = e
-			}
-		}
-		if ern == "" && strings.Contains(o.Path, "/resources") {
-			ern = valueResource(o.Value, strings.HasSuffix(o.Path, "/limits") || strings.HasSuffix(o.Path, "/requests"))
-		}
-		if ern == "" {
-			continue
-		}
-		l := line
-		if node != nil && node.YNode().Kind == kyaml.SequenceNode && i < len(node.YNode().Content) {
-			l = line - 1 + node.YNode().Content[i].Line
-		}
-		diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: file, Line: l, Resource: ern,
-			Message: fmt.Sprintf("JSON 6902 patch operation %q on %s sets %s: kubedra cannot rewrite it exactly (its paths index the base's lists), so the kustomizations that reach it are left unchanged", o.Op, o.Path, ern),
-			Fix:     "turn the operation into a strategic-merge patch file (patches: - path: ...) that sets the resource, then migrate again"})
-	}
-	return diags
-}
-
-// pathResource is the extended resource a JSON pointer addresses under
-// limits or requests ("/spec/.../limits/nvidia.com~1gpu"), or "".
-func pathResource(p string) string {
-	parts := strings.Split(p, "/")
-	for i := 1; i < len(parts); i++ {
-		if parts[i-1] != "limits" && parts[i-1] != "requests" {
-			continue
-		}
-		name := strings.ReplaceAll(strings.ReplaceAll(parts[i], "~1", "/"), "~0", "~")
-		if detect.IsExtendedResource(name) {
-			return name
-		}
-	}
-	return ""
-}
-
-// valueResource is an extended resource a patch value sets under limits
-// or requests (or directly, when the value is a limits or requests map).
-func valueResource(v any, quantities bool) string {
-	if l, ok := v.([]any); ok {
-		for _, e := range l {
-			if r := valueResource(e, false); r != "" {
-				return r
-			}
-		}
-		return ""
-	}
-	m, ok := v.(map[string]any)
+// patchFile lists a patch file with its role, and reports the operations
+// of a JSON 6902 patch that kubedra cannot migrate.
+func (r *reader) patchFile(ref string, line int) {
+	fp, ok := r.local(ref)
 	if !ok {
-		return ""
+		return
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	content, err := os.ReadFile(r.open(fp))
+	if err != nil {
+		return // kustomize reports it; a missing patch is no device request
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if quantities && detect.IsExtendedResource(k) {
-			return k
-		}
-		if e := valueResource(m[k], k == "limits" || k == "requests"); e != "" {
-			return e
-		}
+	role := roleOf(content)
+	r.k.Uses = append(r.k.Uses, Use{Path: fp, Role: role, Line: line})
+	if role == JSON6902 {
+		r.diags = append(r.diags, jsonPatch(fp, 1, content)...)
 	}
-	return ""
 }
 
-// devices returns an extended resource inline YAML sets under limits or
-// requests, or "".
-func devices(s string) string {
-	var v any
-	if err := sigsyaml.Unmarshal([]byte(s), &v); err != nil {
-		return ""
+// inlinePatch lists the i-th patch, inline, and reports what in it
+// kubedra cannot migrate: JSON 6902 operations on requests, or a
+// strategic-merge patch that sets an extended resource.
+func (r *reader) inlinePatch(patch string, i, line int) {
+	role := roleOf([]byte(patch))
+	r.k.Uses = append(r.k.Uses, Use{Role: role, Line: line})
+	path := r.k.Path
+	if role == JSON6902 {
+		r.diags = append(r.diags, jsonPatch(path, inlineStart(r.node, i, line), []byte(patch))...)
+	} else if ern := devices(patch); ern != "" {
+		r.diags = append(r.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: path, Line: line, Resource: ern,
+			Message: "an inline strategic-merge patch sets an extended resource: kubedra edits files, not YAML inside a string",
+			Fix:     "move the patch into its own file (patches: - path: gpu-patch.yaml) and migrate again"})
 	}
-	return valueResource(v, false)
-}
-
-// inlineStart is the line where the text of the i-th inline patch starts
-// (the line after "patch: |" for a block scalar), or line.
-func inlineStart(n *kyaml.RNode, i, line int) int {
-	if n == nil {
-		return line
-	}
-	for _, field := range []string{"patches", "patchesJson6902"} {
-		seq := n.Field(field)
-		if seq == nil || seq.Value.YNode().Kind != kyaml.SequenceNode || i >= len(seq.Value.YNode().Content) {
-			continue
-		}
-		if p := kyaml.NewRNode(seq.Value.YNode().Content[i]).Field("patch"); p != nil {
-			v := p.Value.YNode()
-			if v.Style&(kyaml.LiteralStyle|kyaml.FoldedStyle) != 0 {
-				return v.Line + 1
-			}
-			return v.Line
-		}
-	}
-	return line
 }
 
 // lineIndex finds the lines of list entries in a kustomization.

@@ -1,0 +1,160 @@
+package kustomize
+
+// What kubedra reads in patches: a JSON 6902 patch from a strategic-merge
+// one, and the operations and inline patches that set extended resources.
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+)
+
+// roleOf tells a JSON 6902 patch (a list of operations) from a
+// strategic-merge patch (an object), as kustomize does.
+func roleOf(content []byte) Role {
+	trim := bytes.TrimSpace(stripComments(content))
+	if bytes.HasPrefix(trim, []byte("[")) || bytes.HasPrefix(trim, []byte("- ")) || bytes.HasPrefix(trim, []byte("-\n")) {
+		return JSON6902
+	}
+	return StrategicMerge
+}
+
+func stripComments(b []byte) []byte {
+	var out [][]byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] == '#' {
+			continue
+		}
+		out = append(out, l)
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
+// op is one JSON 6902 operation.
+type op struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// jsonPatch reports the operations of a JSON 6902 patch that add, replace
+// or remove an extended-resource request: kubedra cannot rewrite them
+// exactly without the object they apply to (their paths index lists of
+// the base), so their build unit is left as it is.
+func jsonPatch(file string, line int, content []byte) inventory.Diagnostics {
+	var ops []op
+	if err := sigsyaml.Unmarshal(content, &ops); err != nil {
+		return nil
+	}
+	node, _ := kyaml.Parse(string(content))
+	var diags inventory.Diagnostics
+	for i, o := range ops {
+		ern := ""
+		for _, p := range []string{o.Path, o.From} {
+			if e := pathResource(p); e != "" {
+				ern = e
+			}
+		}
+		if ern == "" && strings.Contains(o.Path, "/resources") {
+			ern = valueResource(o.Value, strings.HasSuffix(o.Path, "/limits") || strings.HasSuffix(o.Path, "/requests"))
+		}
+		if ern == "" {
+			continue
+		}
+		l := line
+		if node != nil && node.YNode().Kind == kyaml.SequenceNode && i < len(node.YNode().Content) {
+			l = line - 1 + node.YNode().Content[i].Line
+		}
+		diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: file, Line: l, Resource: ern,
+			Message: fmt.Sprintf("JSON 6902 patch operation %q on %s sets %s: kubedra cannot rewrite it exactly (its paths index the base's lists), so the kustomizations that reach it are left unchanged", o.Op, o.Path, ern),
+			Fix:     "turn the operation into a strategic-merge patch file (patches: - path: ...) that sets the resource, then migrate again"})
+	}
+	return diags
+}
+
+// pathResource is the extended resource a JSON pointer addresses under
+// limits or requests ("/spec/.../limits/nvidia.com~1gpu"), or "".
+func pathResource(p string) string {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		if parts[i-1] != "limits" && parts[i-1] != "requests" {
+			continue
+		}
+		name := strings.ReplaceAll(strings.ReplaceAll(parts[i], "~1", "/"), "~0", "~")
+		if detect.IsExtendedResource(name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// valueResource is an extended resource a patch value sets under limits
+// or requests (or directly, when the value is a limits or requests map).
+func valueResource(v any, quantities bool) string {
+	if l, ok := v.([]any); ok {
+		for _, e := range l {
+			if r := valueResource(e, false); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if quantities && detect.IsExtendedResource(k) {
+			return k
+		}
+		if e := valueResource(m[k], k == "limits" || k == "requests"); e != "" {
+			return e
+		}
+	}
+	return ""
+}
+
+// devices returns an extended resource inline YAML sets under limits or
+// requests, or "".
+func devices(s string) string {
+	var v any
+	if err := sigsyaml.Unmarshal([]byte(s), &v); err != nil {
+		return ""
+	}
+	return valueResource(v, false)
+}
+
+// inlineStart is the line where the text of the i-th inline patch starts
+// (the line after "patch: |" for a block scalar), or line.
+func inlineStart(n *kyaml.RNode, i, line int) int {
+	if n == nil {
+		return line
+	}
+	for _, field := range []string{"patches", "patchesJson6902"} {
+		seq := n.Field(field)
+		if seq == nil || seq.Value.YNode().Kind != kyaml.SequenceNode || i >= len(seq.Value.YNode().Content) {
+			continue
+		}
+		if p := kyaml.NewRNode(seq.Value.YNode().Content[i]).Field("patch"); p != nil {
+			v := p.Value.YNode()
+			if v.Style&(kyaml.LiteralStyle|kyaml.FoldedStyle) != 0 {
+				return v.Line + 1
+			}
+			return v.Line
+		}
+	}
+	return line
+}
