@@ -32,8 +32,8 @@ type Check struct {
 	ID       string
 	Title    string
 	Severity Severity
-	// Needs are the resource types the check reads (as in cluster.Problem):
-	// when one could not be read the check is skipped.
+	// Needs are the resource types the check reads (as in the Resource of
+	// a cluster.Problem): when one could not be read the check is skipped.
 	Needs []string
 	run   func(*env) []Finding
 }

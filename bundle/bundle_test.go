@@ -222,7 +222,7 @@ func TestUnread(t *testing.T) {
 	}{{"daemonsets.apps", true}, {"nodes", true}, {"resourcequotas", false}} {
 		t.Run(tt.resource, func(t *testing.T) {
 			facts := readFacts(t, "example-cluster.yaml")
-			facts.Unread = []cluster.Problem{{Resource: tt.resource, Reason: "forbidden"}}
+			facts.Unread = inventory.Diagnostics{cluster.Problem(tt.resource, "forbidden")}
 			res, err := Generate(Options{Driver: mustDriver(t, "example"), Target: rules.Version{Major: 1, Minor: 34}, Facts: facts})
 			want := "could not read " + tt.resource + ": forbidden in dump example-cluster.yaml"
 			if tt.wantErr {

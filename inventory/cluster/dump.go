@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // InfoAPIVersion and InfoKind name the dump document that records what the
@@ -25,14 +27,31 @@ const (
 
 // Info is the ClusterInfo document at the end of a dump.
 type Info struct {
-	APIVersion          string    `json:"apiVersion"`
-	Kind                string    `json:"kind"`
-	ServerVersion       string    `json:"serverVersion,omitempty"`
-	ResourceAPIVersions []string  `json:"resourceAPIVersions"`
-	Namespace           string    `json:"namespace,omitempty"`
-	PluginPodsScope     string    `json:"pluginPodsScope,omitempty"`
-	Read                []string  `json:"read"`
-	Problems            []Problem `json:"problems,omitempty"`
+	APIVersion          string        `json:"apiVersion"`
+	Kind                string        `json:"kind"`
+	ServerVersion       string        `json:"serverVersion,omitempty"`
+	ResourceAPIVersions []string      `json:"resourceAPIVersions"`
+	Namespace           string        `json:"namespace,omitempty"`
+	PluginPodsScope     string        `json:"pluginPodsScope,omitempty"`
+	Read                []string      `json:"read"`
+	Problems            []InfoProblem `json:"problems,omitempty"`
+}
+
+// InfoProblem is a Problem as ClusterInfo holds it: the live read's
+// Diagnostic. Dumps written before Problems were Diagnostics (issue 23)
+// hold only resource and reason; ReadDump still reads them.
+type InfoProblem struct {
+	inventory.Diagnostic `json:",inline"`
+	// Reason is an older dump's reason ("forbidden: ..."), "" in newer ones.
+	Reason string `json:"reason,omitempty"`
+}
+
+// diagnostic is p as the live read made it.
+func (p InfoProblem) diagnostic() inventory.Diagnostic {
+	if p.Message == "" {
+		return Problem(p.Resource, p.Reason)
+	}
+	return p.Diagnostic
 }
 
 // DumpWriter writes objects as a multi-document YAML stream, as they are
@@ -108,8 +127,12 @@ func (d *DumpWriter) Close(f *Facts) error {
 	if d == nil {
 		return nil
 	}
-	d.doc(Info{APIVersion: InfoAPIVersion, Kind: InfoKind, ServerVersion: f.ServerVersion,
-		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, PluginPodsScope: f.PluginPodsScope, Read: f.Read, Problems: f.Problems})
+	info := Info{APIVersion: InfoAPIVersion, Kind: InfoKind, ServerVersion: f.ServerVersion,
+		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, PluginPodsScope: f.PluginPodsScope, Read: f.Read}
+	for _, p := range f.Problems {
+		info.Problems = append(info.Problems, InfoProblem{Diagnostic: p})
+	}
+	d.doc(info)
 	if d.err != nil {
 		return d.err
 	}
@@ -200,7 +223,7 @@ func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 		}
 		for _, p := range info.Problems {
 			if inScope(p.Resource) {
-				c.AddProblem(p.Resource, p.Reason)
+				c.addDiagnostic(p.diagnostic())
 			}
 		}
 		return c.Facts(), nil
@@ -215,7 +238,7 @@ func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 	slices.SortFunc(served, compareAPIVersions)
 	c.SetServer("", served)
 	if inScope("discovery") {
-		c.AddProblem("discovery", NotInDump)
+		c.addDiagnostic(notInDump("discovery"))
 	}
 	for kind, res := range dumpResources {
 		if !inScope(res) {
@@ -224,7 +247,7 @@ func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 		if seen[kind] {
 			c.MarkRead(res)
 		} else {
-			c.AddProblem(res, NotInDump)
+			c.addDiagnostic(notInDump(res))
 		}
 	}
 	// Nor does it say whether the GPU Operator's resources exist.
@@ -235,7 +258,7 @@ func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 		if seen[kind] {
 			c.MarkRead(res)
 		} else {
-			c.AddProblem(res, NotInDump)
+			c.addDiagnostic(notInDump(res))
 		}
 	}
 	return c.Facts(), nil

@@ -335,7 +335,7 @@ func compareAPIVersions(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// reason turns a list error into the short text of a Problem.
+// reason turns a list error into the short reason of a Problem.
 func reason(err error) string {
 	switch {
 	case apierrors.IsForbidden(err):
