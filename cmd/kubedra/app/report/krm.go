@@ -1,6 +1,8 @@
 package report
 
 import (
+	"io"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -79,4 +81,25 @@ func CheckKRMResults(c Check) (results, failing framework.Results) {
 
 func resourceRef(apiVersion, kind, namespace, name string) *yaml.ResourceIdentifier {
 	return &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: apiVersion, Kind: kind}, NameMeta: yaml.NameMeta{Name: name, Namespace: namespace}}
+}
+
+// krmResultList is check -o krm: a KRM ResourceList without items, whose
+// results are what `kubedra fn` would report on the same manifests.
+type krmResultList struct {
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Items      []any             `yaml:"items"`
+	Results    framework.Results `yaml:"results"`
+}
+
+// KRM writes c as a config.kubernetes.io/v1 ResourceList with no items and
+// one result per finding (CheckKRMResults), in the YAML kyaml writes.
+func KRM(w io.Writer, c Check) error {
+	results, _ := CheckKRMResults(c)
+	b, err := yaml.Marshal(krmResultList{APIVersion: "config.kubernetes.io/v1", Kind: "ResourceList", Items: []any{}, Results: results})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
