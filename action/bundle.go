@@ -29,7 +29,7 @@ type BundleOptions struct {
 
 // Bundle generates the cutover kit of opts.Driver. It reads only what
 // bundle needs of the cluster (bundle.Scope), once. An unknown driver is a
-// *bundle.UnknownDriverError, an unsafe bundle a *bundle.ProblemsError.
+// *bundle.UnknownDriverError, an unsafe bundle an *inventory.DiagnosticsError.
 func Bundle(ctx context.Context, opts BundleOptions) (*bundle.Result, error) {
 	d, err := bundle.Lookup(opts.Driver)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/bundle"
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -88,8 +89,8 @@ func TestBundleErrors(t *testing.T) {
 	if _, err := action.Bundle(context.Background(), action.BundleOptions{Driver: "nvidai"}); !errors.As(err, &unknown) {
 		t.Errorf("unknown driver: %v", err)
 	}
-	var problems *bundle.ProblemsError
-	if _, err := action.Bundle(context.Background(), action.BundleOptions{Driver: "nvidia", Pools: []string{"a"}, Target: v134}); !errors.As(err, &problems) {
+	var problems *inventory.DiagnosticsError
+	if _, err := action.Bundle(context.Background(), action.BundleOptions{Driver: "nvidia", Pools: []string{"a"}, Target: v134}); !errors.As(err, &problems) || problems.Diagnostics[0].Rule != bundle.RulePools {
 		t.Errorf("unsafe bundle: %v", err)
 	}
 	src, _ := live(t, exampleCluster)

@@ -4,7 +4,7 @@
 //	Scan(ctx, Input, ScanOptions)            -> *ScanResult     every device request, with its DRA mapping
 //	Check(ctx, Input, CheckOptions)          -> *CheckResult    Scan plus the gate's verdict per finding
 //	Migrate(ctx, Input, MigrateOptions)      -> *MigrateResult  the rewrite, streamed file by file to its output
-//	Fn{Mode}.Process(*framework.ResourceList)                   Check or Migrate on a KRM function's items
+//	Fn{Mode}.Run(items, functionConfig)      -> *FnResult       Check or Migrate on a KRM function's items
 //	Audit(ctx, ClusterSource, AuditOptions)  -> *audit.Report
 //	Bundle(ctx, BundleOptions)               -> *bundle.Result, and BundleVerify
 //	Explain(ExplainOptions)                  -> *Explanation    what one request becomes (rules show)

@@ -3,12 +3,10 @@ package action
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -38,36 +36,44 @@ type FnConfig struct {
 // Fn is kubedra as a KRM function (kyaml fn/framework): it checks or
 // migrates a ResourceList's items with Check and Migrate, called on the
 // items directly. Mode is the mode when the functionConfig names none.
+// Fn does the work; cmd/kubedra/app/report turns the FnResult into the
+// ResourceList's results.
 type Fn struct {
 	Mode string
 }
 
-// GateError is returned by Fn.Process when findings fail the gate (check
-// mode): the function exits 2, which fails kustomize build.
-type GateError struct{ Results framework.Results }
-
-func (e *GateError) Error() string {
-	return fmt.Sprintf("%d device-plugin request(s) fail the gate:\n%s", len(e.Results), e.Results.Error())
+// FnResult is what Fn made of a ResourceList's items.
+type FnResult struct {
+	// Items are the items to write back: unchanged in check mode, migrated
+	// in migrate mode.
+	Items []*yaml.RNode
+	// Check is check mode's result; nil in migrate mode.
+	Check *CheckResult
+	// Diagnostics are migrate mode's, and Origins where each input object
+	// came from (the file and index its annotations give), so that a
+	// diagnostic can name the item's file.
+	Diagnostics inventory.Diagnostics
+	Origins     map[inventory.ObjectRef]inventory.Origin
 }
 
-// Process implements framework.ResourceListProcessor.
-func (fn Fn) Process(rl *framework.ResourceList) error {
-	cfg, err := ParseFnConfig(rl.FunctionConfig, fn.Mode)
+// Run checks or migrates items as functionConfig fc says.
+func (fn Fn) Run(items []*yaml.RNode, fc *yaml.RNode) (*FnResult, error) {
+	cfg, err := ParseFnConfig(fc, fn.Mode)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	set, err := rules.Load(cfg.Rules...)
 	if err != nil {
-		return fmt.Errorf("loading rules: %w", err)
+		return nil, fmt.Errorf("loading rules: %w", err)
 	}
 	target := rules.DefaultTarget
 	if cfg.TargetVersion != "" {
 		if target, err = rules.ParseVersion(cfg.TargetVersion); err != nil {
-			return fmt.Errorf("functionConfig: %w", err)
+			return nil, fmt.Errorf("functionConfig: %w", err)
 		}
 	}
-	docs := make([]*inventory.Document, len(rl.Items))
-	for i, item := range rl.Items {
+	docs := make([]*inventory.Document, len(items))
+	for i, item := range items {
 		path, idx := itemOrigin(item, i)
 		docs[i] = &inventory.Document{Node: item, Origin: inventory.Origin{Path: path, Index: idx, Line: item.YNode().Line, ListIndex: -1}}
 	}
@@ -77,78 +83,23 @@ func (fn Fn) Process(rl *framework.ResourceList) error {
 			AllowLossy: cfg.AllowLossy, Share: cfg.Share, KeepNodeSelectors: cfg.KeepNodeSelectors}
 		res, err := Migrate(ctx, Input{Documents: docs}, MigrateOptions{Rules: set, Plan: popts, Output: emit.Stream})
 		if err != nil {
-			return fmt.Errorf("functionConfig: %w", err)
+			return nil, fmt.Errorf("functionConfig: %w", err)
 		}
-		rl.Items = res.Documents
 		where := map[inventory.ObjectRef]inventory.Origin{}
 		for _, d := range docs {
 			where[*objectOf(d.Node)] = d.Origin
 		}
-		for _, d := range res.Diagnostics {
-			rl.Results = append(rl.Results, fnResult(d, where))
-		}
-		return nil
+		return &FnResult{Items: res.Documents, Diagnostics: res.Diagnostics, Origins: where}, nil
 	}
 	gate, err := ParseGate(cfg.FailOn)
 	if err != nil {
-		return fmt.Errorf("functionConfig: %w", err)
+		return nil, fmt.Errorf("functionConfig: %w", err)
 	}
 	cr, err := Check(ctx, Input{Documents: docs}, CheckOptions{ScanOptions: ScanOptions{Rules: set, Target: target}, FailOn: gate})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var failing framework.Results
-	for i, it := range cr.Report.Findings {
-		r := &framework.Result{
-			Message:     it.Message(),
-			Severity:    framework.Info,
-			ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: it.APIVersion, Kind: it.Kind}, NameMeta: yaml.NameMeta{Name: it.Name, Namespace: it.Namespace}},
-			Field:       &framework.Field{Path: it.FieldPath()},
-			Tags:        map[string]string{"rule": it.RuleID()},
-		}
-		if it.File != "" {
-			r.File = &framework.File{Path: it.File, Index: it.Index}
-		}
-		switch {
-		case cr.Failing[i]:
-			r.Severity = framework.Error
-			failing = append(failing, r)
-		case it.Ignored != "":
-			r.Message += " (ignored: " + it.Ignored + ")"
-		case it.Status != rules.DRABacked:
-			r.Severity = framework.Warning
-		}
-		if it.IgnoreInvalid {
-			r.Message += "; " + plan.IgnoreReasonMessage
-		}
-		rl.Results = append(rl.Results, r)
-	}
-	if len(failing) > 0 {
-		return &GateError{Results: failing}
-	}
-	return nil
-}
-
-// fnResult is a diagnostic as a KRM result, placed at the item it is
-// about.
-func fnResult(d inventory.Diagnostic, where map[inventory.ObjectRef]inventory.Origin) *framework.Result {
-	r := &framework.Result{Message: d.Message, Severity: framework.Severity(d.Severity)}
-	if d.Fix != "" {
-		r.Message += ". Fix: " + d.Fix
-	}
-	if d.Rule != "" {
-		r.Tags = map[string]string{"rule": d.Rule}
-	}
-	if d.Field != "" {
-		r.Field = &framework.Field{Path: d.Field}
-	}
-	if o := d.Object; o != nil {
-		r.ResourceRef = &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: o.APIVersion, Kind: o.Kind}, NameMeta: yaml.NameMeta{Name: o.Name, Namespace: o.Namespace}}
-		if at, ok := where[*o]; ok && at.Path != "" {
-			r.File = &framework.File{Path: at.Path, Index: at.Index}
-		}
-	}
-	return r
+	return &FnResult{Items: items, Check: cr}, nil
 }
 
 func objectOf(n *yaml.RNode) *inventory.ObjectRef {
@@ -199,12 +150,6 @@ func ParseFnConfig(fc *yaml.RNode, mode string) (FnConfig, error) {
 		return cfg, fmt.Errorf("functionConfig: failOn %q: use any, lossy or unmapped", cfg.FailOn)
 	}
 	return cfg, nil
-}
-
-// IsGateError reports whether err is findings failing the gate.
-func IsGateError(err error) bool {
-	var ge *GateError
-	return errors.As(err, &ge)
 }
 
 // resourceListHeader and resourceListKind match the top-level apiVersion

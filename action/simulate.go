@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -47,8 +46,9 @@ type SimulateResult struct {
 	Diagnostics inventory.Diagnostics
 }
 
-// RuleSimulateInput is the rule id of input simulate could not use.
-const RuleSimulateInput = "simulate/bad-input"
+// RuleSimulateCordoned is the rule id of a cordoned node simulate places
+// pods on anyway.
+const RuleSimulateCordoned = "simulate/cordoned"
 
 // Simulate packs the workloads of in onto the nodes before the move (the
 // manifests as given, pools on device plugins) and after it (the migrated
@@ -83,9 +83,7 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 		}
 	}
 	bm, am := simulate.Collect(before, dopts), simulate.Collect(after, dopts)
-	for _, e := range append(bm.Errors, am.Errors...) {
-		res.bad(e)
-	}
+	res.Diagnostics = append(append(res.Diagnostics, bm.Diagnostics...), am.Diagnostics...)
 	catalogue, err := catalogueClasses()
 	if err != nil {
 		return nil, err
@@ -110,13 +108,10 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 	return res, nil
 }
 
-func (r *SimulateResult) bad(err error) {
-	d := inventory.Diagnostic{Severity: inventory.Error, Rule: RuleSimulateInput, Message: err.Error()}
-	var se *simulate.Error
-	if errors.As(err, &se) {
-		d.File, d.Line, d.Message = se.File, se.Line, se.Msg
-	}
-	r.Diagnostics = append(r.Diagnostics, d)
+// bad records that the object of d, in the dump src, could not be decoded.
+func (r *SimulateResult) bad(src string, d *inventory.Document, err error) {
+	r.Diagnostics = append(r.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: simulate.RuleBadInput, File: src, Line: d.Origin.Line,
+		Object: objectOf(d.Node), Message: err.Error()})
 }
 
 // readDocuments reads every document of in (the charts among its folders
@@ -250,7 +245,7 @@ func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version,
 		}
 		aw.AddNode(after)
 		if n.Unschedulable {
-			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Info, Rule: RuleSimulateInput,
+			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Info, Rule: RuleSimulateCordoned,
 				Message: fmt.Sprintf("node %s is cordoned; simulate places pods on it anyway", n.Name)})
 		}
 	}
@@ -290,7 +285,7 @@ func dumpObjects(ctx context.Context, src ClusterSource, res *SimulateResult) (m
 			case "ResourceSlice":
 				var s resourceapi.ResourceSlice
 				if err := decode(d.Node, &s); err != nil {
-					res.bad(&simulate.Error{File: src.Dump, Line: d.Origin.Line, Msg: err.Error()})
+					res.bad(src.Dump, d, err)
 					continue
 				}
 				if s.Spec.NodeName != nil {
@@ -299,7 +294,7 @@ func dumpObjects(ctx context.Context, src ClusterSource, res *SimulateResult) (m
 			case "DeviceClass":
 				var c resourceapi.DeviceClass
 				if err := decode(d.Node, &c); err != nil {
-					res.bad(&simulate.Error{File: src.Dump, Line: d.Origin.Line, Msg: err.Error()})
+					res.bad(src.Dump, d, err)
 					continue
 				}
 				dcs = append(dcs, &c)

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/simulate"
 )
 
@@ -64,6 +67,23 @@ func TestSimulateBadInput(t *testing.T) {
 	}
 	if len(r.Diagnostics) == 0 || len(r.Workloads) != 4 {
 		t.Errorf("diagnostics %v, workloads %d", r.Diagnostics, len(r.Workloads))
+	}
+
+	// An object simulate cannot decode is at its file and line.
+	os.WriteFile(filepath.Join(dir, "old.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: resource.k8s.io/v1beta1\nkind: DeviceClass\nmetadata: {name: old}\n"), 0o644)
+	fleet, err := filepath.Abs("../examples/simulate/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = Simulate(context.Background(), Input{Paths: []string{"old.yaml"}, Dir: dir}, SimulateOptions{Nodes: fleet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := inventory.Diagnostics{{Severity: inventory.Error, Rule: simulate.RuleBadInput, File: "old.yaml", Line: 5,
+		Object:  &inventory.ObjectRef{APIVersion: "resource.k8s.io/v1beta1", Kind: "DeviceClass", Name: "old"},
+		Message: "DeviceClass old: resource.k8s.io/v1beta1 is not simulated (resource.k8s.io/v1 and v1beta2 are)"}}
+	if d := cmp.Diff(want, r.Diagnostics); d != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", d)
 	}
 }
 

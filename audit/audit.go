@@ -120,9 +120,10 @@ type Report struct {
 	Checks     []CheckResult   `json:"checks"`
 	Items      []Finding       `json:"items"`
 	Workloads  []WorkloadGroup `json:"workloads"`
-	// Problems are what could not be read: the report is partial when
-	// there are any.
-	Problems []cluster.Problem `json:"problems"`
+	// Problems are what could not be read, one diagnostic per resource
+	// type (cluster.RuleUnreadable, cluster.RuleNotInDump): the report is
+	// partial when there are any.
+	Problems inventory.Diagnostics `json:"problems"`
 }
 
 // HasErrors reports whether an error-level finding was made.
@@ -135,11 +136,11 @@ func (r *Report) Partial() bool { return len(r.Problems) > 0 }
 
 // Unread lists the resource types a read failed on (forbidden, not
 // served, broken), leaving out those a kubectl dump merely did not hold
-// (cluster.NotInDump): the audit could not finish its job for the former.
+// (cluster.RuleNotInDump): the audit could not finish its job for the former.
 func (r *Report) Unread() []string {
 	var out []string
 	for _, p := range r.Problems {
-		if p.Reason != cluster.NotInDump {
+		if p.Rule != cluster.RuleNotInDump {
 			out = append(out, p.Resource)
 		}
 	}

@@ -158,7 +158,7 @@ func TestAPIReadiness(t *testing.T) {
 // A check whose input could not be read is skipped, not passed.
 func TestSkippedOnProblem(t *testing.T) {
 	f := factsFromFakes(t, "mixed.yaml")
-	f.Problems = append(f.Problems, cluster.Problem{Resource: "resourcequotas", Reason: "forbidden"})
+	f.Problems = append(f.Problems, cluster.Problem("resourcequotas", "forbidden"))
 	r := audit.Run(f, audit.Options{})
 	for _, c := range r.Checks {
 		if c.ID == audit.CheckQuotaCounting && (c.Result != audit.Skipped || !strings.Contains(c.Reason, "resourcequotas")) {

@@ -32,8 +32,8 @@ type Check struct {
 	ID       string
 	Title    string
 	Severity Severity
-	// Needs are the resource types the check reads (as in cluster.Problem):
-	// when one could not be read the check is skipped.
+	// Needs are the resource types the check reads (as in the Resource of
+	// a cluster.Problem): when one could not be read the check is skipped.
 	Needs []string
 	run   func(*env) []Finding
 }
@@ -260,76 +260,122 @@ func checkPluginAdvertises(e *env) []Finding {
 // checkNodeSupport applies the managed-Kubernetes nuances of dra.md §7 to
 // device nodes (nodes served by a plugin or a driver), per pool.
 func checkNodeSupport(e *env) []Finding {
-	type key struct {
-		pool, msg, fix string
-		sev            Severity
-	}
-	groups := map[key][]string{}
-	add := func(n cluster.Node, sev Severity, msg, fix string) {
-		k := key{n.PoolName(), msg, fix, sev}
-		groups[k] = append(groups[k], n.Name)
-	}
+	s := nodeSupport{groups: map[nodeSupportKey][]string{}}
 	for _, n := range e.f.Nodes {
-		drav, plug := e.dra[n.Name], e.plugin[n.Name]
-		if len(drav) == 0 && len(plug) == 0 {
+		d := nodeDevices{dra: e.dra[n.Name], plugin: e.plugin[n.Name]}
+		if len(d.dra) == 0 && len(d.plugin) == 0 {
 			continue
 		}
-		_, neuronDRA := drav["neuron"]
-		_, neuronPlugin := plug["neuron"]
-		kv, kpatch, kok := parseServer(n.KubeletVersion)
-		switch {
-		case n.EKSAutoMode && e.serverOK && e.server.Less(rules.Version{Major: 1, Minor: 36}):
-			sev := Warning
-			if len(drav) > 0 {
-				sev = Error
-			}
-			add(n, sev, "EKS Auto Mode nodes support DRA only on Kubernetes 1.36+ (NVIDIA and EFA drivers built in)",
-				"keep device plugins on Auto Mode until 1.36, or move these workloads to managed node groups")
-		case n.EKSAutoMode && (neuronDRA || neuronPlugin):
-			sev := Warning
-			if neuronDRA {
-				sev = Error
-			}
-			add(n, sev, "EKS Auto Mode does not support the Neuron DRA driver", "keep the Neuron device plugin on Auto Mode nodes")
-		case n.EKSAutoMode:
-			add(n, Info, "EKS Auto Mode installs the NVIDIA DRA driver and DRANET itself and forbids a plugin and a driver for one device type on a node",
-				"do not install your own DRA driver on Auto Mode nodes")
-		}
+		s.eksAutoMode(e, n, d)
 		if n.Karpenter && !n.EKSAutoMode {
 			sev, msg, fix := e.karpenter()
-			add(n, sev, msg, fix)
+			s.add(n, sev, msg, fix)
 		}
-		if _, nvDRA := drav["nvidia"]; n.Bottlerocket && nvDRA && !e.driverPodOn(n.Name, "nvidia") {
-			add(n, Info, "Bottlerocket runs the NVIDIA DRA driver as a host service (settings.kubelet-dra-drivers.nvidia.enabled): no driver pod, and no DeviceClass unless you create one",
-				"create the gpu.nvidia.com DeviceClass (kubedra bundle --driver nvidia writes it) and keep settings.kubelet-device-plugins.nvidia.enabled=false on these nodes")
-		}
-		if n.Bottlerocket && (neuronDRA || neuronPlugin) {
-			add(n, Warning, "Bottlerocket with Neuron: earlier AWS docs list the Neuron DRA driver for AL2023 only",
-				"verify Bottlerocket support for the Neuron DRA driver, or use AL2023 nodes")
-		} else if n.Bottlerocket && len(plug) > 0 {
-			add(n, Info, "Bottlerocket NVIDIA variants ship the device plugin pre-baked",
-				"check that the node image lets you disable the device plugin before installing a DRA driver")
-		}
-		if n.Provider == "gke" && len(drav) > 0 && n.Labels["gke-no-default-nvidia-gpu-device-plugin"] != "true" {
-			if _, nv := drav["nvidia"]; nv {
-				add(n, Error, "GKE node runs the NVIDIA DRA driver without gke-no-default-nvidia-gpu-device-plugin=true: the GKE-managed device plugin is not disabled",
-					"recreate the node pool with gpu-driver-version=disabled and the label gke-no-default-nvidia-gpu-device-plugin=true")
-			}
-		}
-		if kok && len(drav) > 0 && kv.Less(rules.Version{Major: 1, Minor: 34}) {
-			add(n, Warning, fmt.Sprintf("kubelet %s is older than 1.34: DRA is beta there and must be enabled", n.KubeletVersion),
-				"upgrade the node pool to 1.34+")
-		}
-		if kok && neuronDRA && kv == (rules.Version{Major: 1, Minor: 34}) && kpatch < 2 {
-			add(n, Error, "Neuron DRA needs kubelet 1.34.2+ (kubernetes/kubernetes#133920)", "upgrade the node pool to 1.34.2+")
-		}
+		s.bottlerocket(e, n, d)
+		s.gke(n, d)
+		s.kubelet(n, d)
 	}
+	return s.findings()
+}
+
+// nodeDevices are the device families DRA drivers and device plugins serve
+// on one node, with their evidence.
+type nodeDevices struct{ dra, plugin map[string][]string }
+
+// onDRA reports whether a DRA driver serves family on the node.
+func (d nodeDevices) onDRA(family string) bool { _, ok := d.dra[family]; return ok }
+
+// neuron reports whether a driver or a plugin serves Neuron devices.
+func (d nodeDevices) neuron() bool { _, ok := d.plugin["neuron"]; return ok || d.onDRA("neuron") }
+
+// nodeSupport collects node-support findings, grouping the nodes of a pool
+// that share one.
+type nodeSupport struct{ groups map[nodeSupportKey][]string }
+
+type nodeSupportKey struct {
+	pool, msg, fix string
+	sev            Severity
+}
+
+// add records that msg (and fix) applies to n.
+func (s *nodeSupport) add(n cluster.Node, sev Severity, msg, fix string) {
+	k := nodeSupportKey{n.PoolName(), msg, fix, sev}
+	s.groups[k] = append(s.groups[k], n.Name)
+}
+
+// findings are the groups, one finding each.
+func (s *nodeSupport) findings() []Finding {
 	var out []Finding
-	for k, nodes := range groups {
+	for k, nodes := range s.groups {
 		out = append(out, Finding{Severity: k.sev, Pool: k.pool, Objects: nodeRefs(nodes),
 			Message: fmt.Sprintf("pool %s (%d node(s): %s): %s", k.pool, len(nodes), list(nodes), k.msg), Fix: k.fix})
 	}
 	return out
+}
+
+// eksAutoMode: Auto Mode serves DRA from 1.36 on, never Neuron's, and brings
+// its own drivers.
+func (s *nodeSupport) eksAutoMode(e *env, n cluster.Node, d nodeDevices) {
+	switch {
+	case n.EKSAutoMode && e.serverOK && e.server.Less(rules.Version{Major: 1, Minor: 36}):
+		sev := Warning
+		if len(d.dra) > 0 {
+			sev = Error
+		}
+		s.add(n, sev, "EKS Auto Mode nodes support DRA only on Kubernetes 1.36+ (NVIDIA and EFA drivers built in)",
+			"keep device plugins on Auto Mode until 1.36, or move these workloads to managed node groups")
+	case n.EKSAutoMode && d.neuron():
+		sev := Warning
+		if d.onDRA("neuron") {
+			sev = Error
+		}
+		s.add(n, sev, "EKS Auto Mode does not support the Neuron DRA driver", "keep the Neuron device plugin on Auto Mode nodes")
+	case n.EKSAutoMode:
+		s.add(n, Info, "EKS Auto Mode installs the NVIDIA DRA driver and DRANET itself and forbids a plugin and a driver for one device type on a node",
+			"do not install your own DRA driver on Auto Mode nodes")
+	}
+}
+
+// bottlerocket: its NVIDIA variants run the driver as a host service and
+// pre-bake the plugin; Neuron DRA is documented for AL2023 only.
+func (s *nodeSupport) bottlerocket(e *env, n cluster.Node, d nodeDevices) {
+	if !n.Bottlerocket {
+		return
+	}
+	if d.onDRA("nvidia") && !e.driverPodOn(n.Name, "nvidia") {
+		s.add(n, Info, "Bottlerocket runs the NVIDIA DRA driver as a host service (settings.kubelet-dra-drivers.nvidia.enabled): no driver pod, and no DeviceClass unless you create one",
+			"create the gpu.nvidia.com DeviceClass (kubedra bundle --driver nvidia writes it) and keep settings.kubelet-device-plugins.nvidia.enabled=false on these nodes")
+	}
+	if d.neuron() {
+		s.add(n, Warning, "Bottlerocket with Neuron: earlier AWS docs list the Neuron DRA driver for AL2023 only",
+			"verify Bottlerocket support for the Neuron DRA driver, or use AL2023 nodes")
+	} else if len(d.plugin) > 0 {
+		s.add(n, Info, "Bottlerocket NVIDIA variants ship the device plugin pre-baked",
+			"check that the node image lets you disable the device plugin before installing a DRA driver")
+	}
+}
+
+// gke: the NVIDIA DRA driver needs GKE's own device plugin disabled.
+func (s *nodeSupport) gke(n cluster.Node, d nodeDevices) {
+	if n.Provider == "gke" && d.onDRA("nvidia") && n.Labels["gke-no-default-nvidia-gpu-device-plugin"] != "true" {
+		s.add(n, Error, "GKE node runs the NVIDIA DRA driver without gke-no-default-nvidia-gpu-device-plugin=true: the GKE-managed device plugin is not disabled",
+			"recreate the node pool with gpu-driver-version=disabled and the label gke-no-default-nvidia-gpu-device-plugin=true")
+	}
+}
+
+// kubelet: DRA is beta before 1.34, and Neuron DRA needs 1.34.2+.
+func (s *nodeSupport) kubelet(n cluster.Node, d nodeDevices) {
+	kv, kpatch, ok := parseServer(n.KubeletVersion)
+	if !ok || len(d.dra) == 0 {
+		return
+	}
+	if kv.Less(rules.Version{Major: 1, Minor: 34}) {
+		s.add(n, Warning, fmt.Sprintf("kubelet %s is older than 1.34: DRA is beta there and must be enabled", n.KubeletVersion),
+			"upgrade the node pool to 1.34+")
+	}
+	if d.onDRA("neuron") && kv == (rules.Version{Major: 1, Minor: 34}) && kpatch < 2 {
+		s.add(n, Error, "Neuron DRA needs kubelet 1.34.2+ (kubernetes/kubernetes#133920)", "upgrade the node pool to 1.34.2+")
+	}
 }
 
 func checkGPUOperator(e *env) []Finding {

@@ -133,6 +133,11 @@ func TestGenerateGolden(t *testing.T) {
 			}
 			golden.Check(t, filepath.Join("testdata", "golden", tt.name+".txt"), flatten(res.Tree))
 			buildKustomizations(t, res.Tree)
+			for _, w := range res.Warnings {
+				if !strings.HasPrefix(w.Rule, "bundle/") || w.Severity != inventory.Warning {
+					t.Errorf("a warning without its bundle rule: %+v", w)
+				}
+			}
 		})
 	}
 }
@@ -181,16 +186,17 @@ func TestGenerateProblems(t *testing.T) {
 		pools  []string
 		target rules.Version
 		strat  Strategy
+		rule   string
 		want   string
 	}{
-		{name: "pool matches no node", driver: "example", facts: "example-cluster.yaml", pools: []string{"gpu-z"}, target: v134, want: `pool "gpu-z" matches no node (eks.amazonaws.com/nodegroup=gpu-z); known pools: cpu, gpu-a, gpu-b`},
-		{name: "extended resource before 1.36", driver: "example", facts: "example-cluster.yaml", target: v134, strat: StrategyExtendedResource, want: "--strategy extended-resource needs --target-version 1.36 or later"},
-		{name: "no mapping", driver: "efa", target: v136, strat: "sideways", want: `unknown strategy "sideways"`},
-		{name: "operator owned", driver: "example", facts: "example-cluster.yaml", mutate: owned, target: v134, want: "is controlled by DeviceConfig gpu-operator (amd.com/v1alpha1), which would revert a patch"},
-		{name: "managed add-on", driver: "example", facts: "example-cluster.yaml", mutate: addon, target: v134, want: "is a managed add-on (addonmanager.kubernetes.io/mode=Reconcile)"},
-		{name: "plugin outside kubernetes", driver: "example", facts: "example-cluster.yaml", mutate: baked, target: v134, want: "node(s) gpu-a-1, gpu-a-2, gpu-b-1 advertise example.com/gpu but no example device-plugin DaemonSet can run there"},
-		{name: "eks auto mode", driver: "example", facts: "example-cluster.yaml", mutate: autoMode, target: v134, want: "EKS Auto Mode node(s) gpu-b-1"},
-		{name: "pools without label", driver: "nvidia", pools: []string{"a"}, target: v134, want: "--pools without cluster facts needs --pool-label"},
+		{name: "pool matches no node", driver: "example", facts: "example-cluster.yaml", pools: []string{"gpu-z"}, target: v134, rule: RulePools, want: `pool "gpu-z" matches no node (eks.amazonaws.com/nodegroup=gpu-z); known pools: cpu, gpu-a, gpu-b`},
+		{name: "extended resource before 1.36", driver: "example", facts: "example-cluster.yaml", target: v134, strat: StrategyExtendedResource, rule: RuleStrategy, want: "--strategy extended-resource needs --target-version 1.36 or later"},
+		{name: "no mapping", driver: "efa", target: v136, strat: "sideways", rule: RuleStrategy, want: `unknown strategy "sideways"`},
+		{name: "operator owned", driver: "example", facts: "example-cluster.yaml", mutate: owned, target: v134, rule: RuleUnsafe, want: "is controlled by DeviceConfig gpu-operator (amd.com/v1alpha1), which would revert a patch"},
+		{name: "managed add-on", driver: "example", facts: "example-cluster.yaml", mutate: addon, target: v134, rule: RuleUnsafe, want: "is a managed add-on (addonmanager.kubernetes.io/mode=Reconcile)"},
+		{name: "plugin outside kubernetes", driver: "example", facts: "example-cluster.yaml", mutate: baked, target: v134, rule: RuleUnsafe, want: "node(s) gpu-a-1, gpu-a-2, gpu-b-1 advertise example.com/gpu but no example device-plugin DaemonSet can run there"},
+		{name: "eks auto mode", driver: "example", facts: "example-cluster.yaml", mutate: autoMode, target: v134, rule: RuleUnsafe, want: "EKS Auto Mode node(s) gpu-b-1"},
+		{name: "pools without label", driver: "nvidia", pools: []string{"a"}, target: v134, rule: RulePools, want: "--pools without cluster facts needs --pool-label"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,12 +208,17 @@ func TestGenerateProblems(t *testing.T) {
 				}
 			}
 			_, err := Generate(opts)
-			var pe *ProblemsError
-			if !errors.As(err, &pe) {
-				t.Fatalf("want ProblemsError, got %v", err)
+			var de *inventory.DiagnosticsError
+			if !errors.As(err, &de) {
+				t.Fatalf("want a DiagnosticsError, got %v", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+			if !slices.ContainsFunc(de.Diagnostics, func(d inventory.Diagnostic) bool {
+				return d.Rule == tt.rule && d.Severity == inventory.Error && strings.Contains(d.Message, tt.want)
+			}) {
+				t.Errorf("no %s error says %q: %+v", tt.rule, tt.want, de.Diagnostics)
 			}
 		})
 	}
@@ -222,13 +233,13 @@ func TestUnread(t *testing.T) {
 	}{{"daemonsets.apps", true}, {"nodes", true}, {"resourcequotas", false}} {
 		t.Run(tt.resource, func(t *testing.T) {
 			facts := readFacts(t, "example-cluster.yaml")
-			facts.Unread = []cluster.Problem{{Resource: tt.resource, Reason: "forbidden"}}
+			facts.Unread = inventory.Diagnostics{cluster.Problem(tt.resource, "forbidden")}
 			res, err := Generate(Options{Driver: mustDriver(t, "example"), Target: rules.Version{Major: 1, Minor: 34}, Facts: facts})
 			want := "could not read " + tt.resource + ": forbidden in dump example-cluster.yaml"
 			if tt.wantErr {
-				var pe *ProblemsError
-				if !errors.As(err, &pe) || !strings.Contains(err.Error(), want) {
-					t.Fatalf("want a ProblemsError with %q, got %v", want, err)
+				var de *inventory.DiagnosticsError
+				if !errors.As(err, &de) || !strings.Contains(err.Error(), want) || de.Diagnostics[0].Rule != RuleUnread {
+					t.Fatalf("want a DiagnosticsError with %q (%s), got %v", want, RuleUnread, err)
 				}
 				return
 			}
@@ -236,7 +247,7 @@ func TestUnread(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !slices.ContainsFunc(res.Warnings, func(d inventory.Diagnostic) bool {
-				return d.Severity == inventory.Warning && strings.Contains(d.Message, want)
+				return d.Severity == inventory.Warning && d.Rule == RuleUnread && strings.Contains(d.Message, want)
 			}) {
 				t.Errorf("warnings %+v lack %q", res.Warnings, want)
 			}

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 )
 
@@ -24,11 +25,12 @@ type Facts struct {
 	// catalogue's names, labels and images.
 	Detected map[string]Detection
 	// Unread are the resource types that could not be read (forbidden,
-	// failed): a bundle that has not seen the nodes or DaemonSets is
-	// unsafe. A kubectl dump's missing types (cluster.NotInDump) are not
-	// listed: kubectl does not say whether they were left out or there are
-	// none, and the bundle warns when a dump holds no DaemonSets.
-	Unread []cluster.Problem
+	// failed), as the cluster read's Problems: a bundle that has not seen
+	// the nodes or DaemonSets is unsafe. A kubectl dump's missing types
+	// (cluster.RuleNotInDump) are not listed: kubectl does not say whether
+	// they were left out or there are none, and the bundle warns when a
+	// dump holds no DaemonSets.
+	Unread inventory.Diagnostics
 }
 
 // Detection is one DaemonSet recognised as device software.
@@ -55,7 +57,7 @@ func NewFacts(f *cluster.Facts, source string) (*Facts, error) {
 		bf.Detected[ds.Namespace+"/"+ds.Name] = Detection{Role: ds.Role, Family: ds.Family}
 	}
 	for _, p := range f.Problems {
-		if p.Reason != cluster.NotInDump {
+		if p.Rule != cluster.RuleNotInDump {
 			bf.Unread = append(bf.Unread, p)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
@@ -116,20 +115,31 @@ type Pool struct {
 	Nodes    []string `json:"nodes,omitempty"`
 }
 
-// ProblemsError collects the reasons a bundle would be unsafe.
-type ProblemsError struct{ Problems []string }
-
-func (e *ProblemsError) Error() string {
-	if len(e.Problems) == 1 {
-		return e.Problems[0]
-	}
-	return fmt.Sprintf("%d problems:\n  - %s", len(e.Problems), strings.Join(e.Problems, "\n  - "))
-}
+// Rule ids of the bundle's diagnostics: its problems (errors: no bundle is
+// written) and its warnings (what it leaves to the operator).
+const (
+	// RuleStrategy: the strategy cannot be served (the driver, the target).
+	RuleStrategy = "bundle/strategy"
+	// RulePools: the pools to move cannot be told, or one has no plugin node.
+	RulePools = "bundle/pools"
+	// RuleUnsafe: a device plugin the bundle cannot keep off DRA nodes.
+	RuleUnsafe = "bundle/unsafe"
+	// RuleUnread: cluster facts the bundle needs could not be read.
+	RuleUnread = "bundle/unread"
+	// RuleNoFacts: no cluster facts; the catalogue's defaults stand in.
+	RuleNoFacts = "bundle/no-facts"
+	// RulePlugin: how a device-plugin DaemonSet is kept off DRA nodes
+	// needs the operator (labels instead of a patch, a Helm release), or
+	// none was found.
+	RulePlugin = "bundle/plugin"
+	// RuleDriver: what the driver's install needs the operator to know.
+	RuleDriver = "bundle/driver"
+)
 
 type generator struct {
 	Options
 	d        Driver
-	problems []string
+	problems inventory.Diagnostics
 	warnings inventory.Diagnostics
 	tree     Tree
 	man      Manifest
@@ -149,8 +159,9 @@ type patchedPlugin struct {
 	helm     string               // Helm release managing it, if any
 }
 
-// Generate builds the bundle for opts. It returns a *ProblemsError when the
-// bundle would be unsafe or the input is wrong; nothing is written then.
+// Generate builds the bundle for opts. It returns an
+// *inventory.DiagnosticsError of its problems when the bundle would be unsafe
+// or the input is wrong; nothing is written then.
 func Generate(opts Options) (*Result, error) {
 	g := &generator{Options: opts, d: opts.Driver, tree: Tree{}}
 	if g.Strategy == "" {
@@ -177,8 +188,8 @@ func Generate(opts Options) (*Result, error) {
 	g.plugins()
 	g.pools()
 	g.outsidePlugins()
-	if len(g.problems) > 0 {
-		return nil, &ProblemsError{Problems: g.problems}
+	if err := g.problems.Err(); err != nil {
+		return nil, err
 	}
 	g.deviceClasses()
 	g.taints()
@@ -201,12 +212,14 @@ func Generate(opts Options) (*Result, error) {
 	return &Result{Tree: g.tree, Manifest: g.man, Warnings: g.warnings}, nil
 }
 
-func (g *generator) problemf(format string, args ...any) {
-	g.problems = append(g.problems, fmt.Sprintf(format, args...))
+// problemf records why no bundle can be written.
+func (g *generator) problemf(rule, format string, args ...any) {
+	g.problems = append(g.problems, inventory.Diagnostic{Severity: inventory.Error, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
-func (g *generator) warnf(format string, args ...any) {
-	g.warnings = append(g.warnings, inventory.Diagnostic{Severity: inventory.Warning, Message: fmt.Sprintf(format, args...)})
+// warnf records what the bundle leaves to the operator.
+func (g *generator) warnf(rule, format string, args ...any) {
+	g.warnings = append(g.warnings, inventory.Diagnostic{Severity: inventory.Warning, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
 func (g *generator) checkStrategy() {
@@ -214,13 +227,13 @@ func (g *generator) checkStrategy() {
 	case StrategyClaims:
 	case StrategyExtendedResource:
 		if g.d.ExtendedResource == nil {
-			g.problemf("driver %s has no extended-resource mapping (KEP-5004); use --strategy claims", g.d.Name)
+			g.problemf(RuleStrategy, "driver %s has no extended-resource mapping (KEP-5004); use --strategy claims", g.d.Name)
 		}
 		if g.Target.Less(rules.ExtendedResourceOn) {
-			g.problemf("--strategy extended-resource needs --target-version 1.36 or later: DRAExtendedResource is alpha and off by default in 1.34 and 1.35 and absent before; use --strategy claims")
+			g.problemf(RuleStrategy, "--strategy extended-resource needs --target-version 1.36 or later: DRAExtendedResource is alpha and off by default in 1.34 and 1.35 and absent before; use --strategy claims")
 		}
 	default:
-		g.problemf("unknown strategy %q: use claims or extended-resource", g.Strategy)
+		g.problemf(RuleStrategy, "unknown strategy %q: use claims or extended-resource", g.Strategy)
 	}
 }
 
@@ -233,233 +246,11 @@ func (g *generator) unread() {
 	}
 	for _, p := range g.Facts.Unread {
 		if p.Resource == "nodes" || p.Resource == "daemonsets.apps" {
-			g.problemf("%s in %s: a bundle needs every node and DaemonSet (docs/rbac.yaml lists the permissions)", p, g.Facts.Source)
+			g.problemf(RuleUnread, "%s in %s: a bundle needs every node and DaemonSet (docs/rbac.yaml lists the permissions)", p.Message, g.Facts.Source)
 		} else {
-			g.warnf("%s in %s: the bundle adds no DRA device keys to quotas it could not see.", p, g.Facts.Source)
+			g.warnf(RuleUnread, "%s in %s: the bundle adds no DRA device keys to quotas it could not see.", p.Message, g.Facts.Source)
 		}
 	}
-}
-
-// plugins decides, for every device-plugin DaemonSet of the family, how it is
-// kept off DRA nodes.
-func (g *generator) plugins() {
-	if g.Facts == nil {
-		// Never patch what was only assumed: a chart's required node
-		// affinity (the NVIDIA plugin chart ships three ORed terms) is
-		// atomic under server-side apply, so a patch built on a guess
-		// would replace it, and its rollback delete it.
-		for _, p := range g.d.Plugins {
-			if ex := p.exclusion(); ex != nil {
-				g.warnf("defaults: if %s/%s (%s) runs in your cluster, it is reconciled by its owner and cannot be patched; set %s on the DRA nodes of each pool (kubedra only does so when it finds that DaemonSet: regenerate with --from-cluster).", p.Namespace, p.Name, p.Source, labelList(ex.ExcludeLabels))
-			}
-		}
-		g.warnf("no cluster facts: phase 1 (keeping the %s device plugins off DRA nodes) is not written, because it must copy each plugin DaemonSet's own node affinity. Regenerate with --from-cluster, or with --from-dump FILE from `kubectl get nodes,daemonsets,resourcequotas -A -o yaml`, before labelling any pool.", g.d.Family)
-		return
-	}
-	found := 0
-	for i := range g.Facts.DaemonSets {
-		ds := &g.Facts.DaemonSets[i]
-		ref, ok := g.Facts.isPlugin(g.d, ds)
-		if !ok {
-			continue
-		}
-		found++
-		id := ds.Namespace + "/" + ds.Name
-		ex := (*Exclusion)(nil)
-		if ref != nil {
-			ex = ref.exclusion()
-		}
-		owner := controllerOwner(ds)
-		managed := managedAddon(ds)
-		if ex != nil {
-			if nodes := g.stillRuns(ds, ex.ExcludeLabels); len(nodes) == 0 {
-				maps.Copy(g.man.NodeLabels, ex.ExcludeLabels)
-				g.man.Plugins = append(g.man.Plugins, PluginAction{Namespace: ds.Namespace, Name: ds.Name, Method: "labels", Labels: ex.ExcludeLabels, Source: "cluster"})
-				g.warnf("%s (%s) is reconciled by its owner; it is kept off DRA nodes by labelling them %s instead of a patch.", id, ref.Source, labelList(ex.ExcludeLabels))
-				continue
-			} else if owner != "" || managed != "" {
-				g.problemf("device-plugin DaemonSet %s (%s) cannot be excluded: it is reconciled by its owner, and its opt-out labels %s do not keep it off node(s) %s", id, ref.Source, labelList(ex.ExcludeLabels), strings.Join(nodes, ", "))
-				continue
-			}
-		}
-		switch {
-		case owner != "":
-			g.problemf("device-plugin DaemonSet %s is controlled by %s, which would revert a patch; disable the device plugin for the DRA nodes through that owner (for the AMD GPU Operator: DeviceConfig spec.devicePlugin.enableDevicePlugin=false on a DeviceConfig selecting only device-plugin nodes), then rerun", id, owner)
-		case managed != "":
-			g.problemf("device-plugin DaemonSet %s is a managed add-on (%s) that would revert a patch; disable it for the DRA node pools through the provider (e.g. GKE node-pool label gke-no-default-nvidia-gpu-device-plugin=true, or remove the EKS add-on), then rerun", id, managed)
-		default:
-			var orig *corev1.NodeSelector
-			if a := ds.Spec.Template.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-				orig = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.DeepCopy()
-			}
-			pp := patchedPlugin{ns: ds.Namespace, name: ds.Name, orig: orig, known: true, helm: helmRelease(ds)}
-			if pp.helm != "" {
-				g.warnf("%s is managed by Helm release %s: a later helm upgrade may drop the kubedra affinity. Add this to that release's values (the key depends on the chart, e.g. affinity for nvdp/nvidia-device-plugin) before upgrading it: nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution with matchExpressions [{key: %s, operator: NotIn, values: [%s]}] in every term.", id, pp.helm, ModeLabel, ModeDRA)
-			}
-			g.patched = append(g.patched, pp)
-			g.man.Plugins = append(g.man.Plugins, PluginAction{Namespace: ds.Namespace, Name: ds.Name, Method: "patch", Source: "cluster"})
-		}
-	}
-	if found == 0 {
-		g.warnf("no %s device-plugin DaemonSet found in %s: phase 1 is empty. If the plugin runs outside Kubernetes (e.g. baked into the node image), remove it from the DRA node pools by other means before labelling them.", g.d.Family, g.Facts.Source)
-	}
-}
-
-// stillRuns lists the nodes where ds can run now and still could after
-// labels are added.
-func (g *generator) stillRuns(ds *appsv1.DaemonSet, labels map[string]string) []string {
-	var out []string
-	for i := range g.Facts.Nodes {
-		n := g.Facts.Nodes[i].DeepCopy()
-		if !runs(ds, n) {
-			continue
-		}
-		if n.Labels == nil {
-			n.Labels = map[string]string{}
-		}
-		maps.Copy(n.Labels, labels)
-		n.Labels[ModeLabel] = ModeDRA
-		if runs(ds, n) {
-			out = append(out, n.Name)
-		}
-	}
-	return out
-}
-
-// runs reports whether the DaemonSet controller would run a pod of ds on n.
-func runs(ds *appsv1.DaemonSet, n *corev1.Node) bool {
-	ok, _ := cluster.DaemonSetCanSchedule(cluster.PlacementOf(&ds.Spec.Template.Spec), n)
-	return ok
-}
-
-func (p Plugin) exclusion() *Exclusion {
-	if p.Operator != nil {
-		return p.Operator
-	}
-	return p.Managed
-}
-
-// matchPlugin reports whether ds is a device plugin of d's family, and which
-// catalogue entry it matched (nil when matched by image only).
-func matchPlugin(d Driver, ds *appsv1.DaemonSet) (*Plugin, bool) {
-	if matchWorkload(d.KubeletPlugin, ds) {
-		return nil, false
-	}
-	for i := range d.Plugins {
-		p := &d.Plugins[i]
-		if (p.Namespace == ds.Namespace && p.Name == ds.Name) || labelsMatch(p.Labels, ds.Spec.Template.Labels) {
-			return p, true
-		}
-	}
-	if imagesMatch(d.Images, &ds.Spec.Template.Spec) {
-		return nil, true
-	}
-	return nil, false
-}
-
-// matchWorkload reports whether ds is the workload w describes.
-func matchWorkload(w Workload, ds *appsv1.DaemonSet) bool {
-	if w.Namespace == ds.Namespace && w.Name == ds.Name {
-		return true
-	}
-	return labelsMatch(w.Labels, ds.Spec.Template.Labels) || imagesMatch(w.Images, &ds.Spec.Template.Spec)
-}
-
-func labelsMatch(want, have map[string]string) bool {
-	if len(want) == 0 {
-		return false
-	}
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func imagesMatch(repos []string, spec *corev1.PodSpec) bool {
-	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
-		repo := imageRepo(c.Image)
-		for _, r := range repos {
-			if repo == r || strings.HasSuffix(repo, "/"+r) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// imageRepo strips the tag and digest from an image reference.
-func imageRepo(image string) string {
-	if i := strings.Index(image, "@"); i >= 0 {
-		image = image[:i]
-	}
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		image = image[:i]
-	}
-	return image
-}
-
-func controllerOwner(ds *appsv1.DaemonSet) string {
-	for _, o := range ds.OwnerReferences {
-		if o.Controller != nil && *o.Controller {
-			return fmt.Sprintf("%s %s (%s)", o.Kind, o.Name, o.APIVersion)
-		}
-	}
-	return ""
-}
-
-// managedAddon recognises DaemonSets a cloud provider reconciles.
-func managedAddon(ds *appsv1.DaemonSet) string {
-	if ds.Labels["addonmanager.kubernetes.io/mode"] == "Reconcile" {
-		return "addonmanager.kubernetes.io/mode=Reconcile"
-	}
-	if m := ds.Labels["app.kubernetes.io/managed-by"]; strings.EqualFold(m, "EKS") {
-		return "app.kubernetes.io/managed-by=" + m
-	}
-	return ""
-}
-
-func helmRelease(ds *appsv1.DaemonSet) string {
-	if r := ds.Annotations["meta.helm.sh/release-name"]; r != "" {
-		return ds.Annotations["meta.helm.sh/release-namespace"] + "/" + r
-	}
-	if ds.Labels["app.kubernetes.io/managed-by"] == "Helm" {
-		return ds.Labels["app.kubernetes.io/instance"]
-	}
-	return ""
-}
-
-// familyNodes are the nodes where a plugin of the family can run now or that
-// advertise one of its resources.
-func (g *generator) familyNodes() []*corev1.Node {
-	var out []*corev1.Node
-	for i := range g.Facts.Nodes {
-		n := &g.Facts.Nodes[i]
-		if g.advertises(n) || g.pluginRuns(n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func (g *generator) advertises(n *corev1.Node) bool {
-	for r, q := range n.Status.Allocatable {
-		if !q.IsZero() && g.d.servesResource(string(r)) {
-			return true
-		}
-	}
-	return false
-}
-
-func (g *generator) pluginRuns(n *corev1.Node) bool {
-	for i := range g.Facts.DaemonSets {
-		ds := &g.Facts.DaemonSets[i]
-		if _, ok := g.Facts.isPlugin(g.d, ds); ok && runs(ds, n) {
-			return true
-		}
-	}
-	return false
 }
 
 func (g *generator) pools() {
@@ -467,7 +258,7 @@ func (g *generator) pools() {
 	if g.Facts == nil {
 		switch {
 		case len(g.Pools) > 0 && label == "":
-			g.problemf("--pools without cluster facts needs --pool-label (the node label whose values name the pools, e.g. eks.amazonaws.com/nodegroup)")
+			g.problemf(RulePools, "--pools without cluster facts needs --pool-label (the node label whose values name the pools, e.g. eks.amazonaws.com/nodegroup)")
 		case len(g.Pools) > 0:
 			for _, p := range g.Pools {
 				g.man.Pools = append(g.man.Pools, Pool{Name: p, Selector: label + "=" + p})
@@ -475,7 +266,7 @@ func (g *generator) pools() {
 			g.man.PoolLabel = label
 		default:
 			g.man.Pools = []Pool{{Name: "all", Selector: "<pool-selector>"}}
-			g.warnf("no pools and no cluster facts: PLAN.md uses the placeholder <pool-selector>; replace it with a label selector for one node pool at a time.")
+			g.warnf(RulePools, "no pools and no cluster facts: PLAN.md uses the placeholder <pool-selector>; replace it with a label selector for one node pool at a time.")
 		}
 		return
 	}
@@ -486,7 +277,7 @@ func (g *generator) pools() {
 	g.man.PoolLabel = label
 	if len(g.Pools) > 0 {
 		if label == "" {
-			g.problemf("cannot tell node pools apart: none of the nodes carries %s; pass --pool-label", strings.Join(cluster.PoolLabels, ", "))
+			g.problemf(RulePools, "cannot tell node pools apart: none of the nodes carries %s; pass --pool-label", strings.Join(cluster.PoolLabels, ", "))
 			return
 		}
 		known := map[string]bool{}
@@ -497,18 +288,18 @@ func (g *generator) pools() {
 		}
 		for _, p := range g.Pools {
 			if !known[p] {
-				g.problemf("pool %q matches no node (%s=%s); known pools: %s", p, label, p, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+				g.problemf(RulePools, "pool %q matches no node (%s=%s); known pools: %s", p, label, p, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 				continue
 			}
 			if !slices.ContainsFunc(family, func(n *corev1.Node) bool { return n.Labels[label] == p }) {
-				g.warnf("pool %s has no node that runs a %s device plugin or advertises its resources; labelling it only installs the driver there.", p, g.d.Family)
+				g.warnf(RulePools, "pool %s has no node that runs a %s device plugin or advertises its resources; labelling it only installs the driver there.", p, g.d.Family)
 			}
 			g.man.Pools = append(g.man.Pools, Pool{Name: p, Selector: label + "=" + p})
 		}
 		return
 	}
 	if len(family) == 0 {
-		g.problemf("no node runs a %s device plugin or advertises %s in %s; name the pools to move with --pools and --pool-label", g.d.Family, strings.Join(g.d.Resources, ", "), g.Facts.Source)
+		g.problemf(RulePools, "no node runs a %s device plugin or advertises %s in %s; name the pools to move with --pools and --pool-label", g.d.Family, strings.Join(g.d.Resources, ", "), g.Facts.Source)
 		return
 	}
 	byPool := map[string][]string{}
@@ -578,7 +369,7 @@ func (g *generator) deviceClasses() {
 	c := DeviceClass{Name: rules.ExtendedResourceClassName(er.Resource), Selector: sel, ExtendedResourceName: er.Resource, ByKubedra: true}
 	g.classes = append(g.classes, c)
 	g.ext = &c
-	g.warnf("DeviceClass %s (written by kubedra) declares extendedResourceName %s, so unchanged workloads that request it are served by %s on labelled nodes.", c.Name, er.Resource, g.d.DRADriver)
+	g.warnf(RuleDriver, "DeviceClass %s (written by kubedra) declares extendedResourceName %s, so unchanged workloads that request it are served by %s on labelled nodes.", c.Name, er.Resource, g.d.DRADriver)
 }
 
 // mainClass is the class whose device quota replaces requests.<resource>.
@@ -626,7 +417,7 @@ func (g *generator) taints() {
 		for _, t := range g.tolerations {
 			keys = append(keys, t.Key+":"+string(t.Effect))
 		}
-		g.warnf("the pools' nodes are tainted (%s) and kubedra does not know this chart's tolerations value without replacing its defaults: add tolerations for them to phase-2/values.yaml, or kubedra bundle verify reports labelled nodes without a driver.", strings.Join(keys, ", "))
+		g.warnf(RuleDriver, "the pools' nodes are tainted (%s) and kubedra does not know this chart's tolerations value without replacing its defaults: add tolerations for them to phase-2/values.yaml, or kubedra bundle verify reports labelled nodes without a driver.", strings.Join(keys, ", "))
 	}
 }
 
@@ -643,39 +434,4 @@ func (g *generator) inPools(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-// outsidePlugins finds pool nodes whose device plugin cannot be excluded by a
-// DaemonSet change: nodes that advertise the family's resources with no
-// plugin DaemonSet able to run there (a plugin baked into the node image, as
-// on Bottlerocket's NVIDIA variants), and EKS Auto Mode nodes, whose runtime
-// brings its own device software.
-func (g *generator) outsidePlugins() {
-	if g.Facts == nil {
-		return
-	}
-	if len(g.Facts.DaemonSets) == 0 {
-		g.warnf("%s has no DaemonSets: kubedra cannot tell whether the nodes' device plugins run in Kubernetes; include daemonsets in the dump.", g.Facts.Source)
-		return
-	}
-	var outside, auto []string
-	for i := range g.Facts.Nodes {
-		n := &g.Facts.Nodes[i]
-		if !g.inPools(n) || n.Labels[ModeLabel] == ModeDRA {
-			continue
-		}
-		if n.Labels["eks.amazonaws.com/compute-type"] == "auto" {
-			auto = append(auto, n.Name)
-			continue
-		}
-		if g.advertises(n) && !g.pluginRuns(n) {
-			outside = append(outside, n.Name)
-		}
-	}
-	if len(auto) > 0 {
-		g.problemf("EKS Auto Mode node(s) %s: Auto Mode runs its own device plugins and DRA drivers (NVIDIA and EFA DRA on 1.36+) and keeps them apart itself; do not install a driver there, leave these pools out with --pools", strings.Join(auto, ", "))
-	}
-	if len(outside) > 0 {
-		g.problemf("node(s) %s advertise %s but no %s device-plugin DaemonSet can run there: the plugin runs outside Kubernetes (e.g. baked into the node image) and a DaemonSet patch cannot remove it; disable it on those nodes (node image or provider settings) or leave their pools out with --pools", strings.Join(outside, ", "), strings.Join(g.d.Resources, ", "), g.d.Family)
-	}
 }

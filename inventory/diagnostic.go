@@ -1,6 +1,9 @@
 package inventory
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Severity of a Diagnostic, as in kyaml's fn/framework results.
 type Severity string
@@ -47,7 +50,10 @@ type Diagnostic struct {
 	// Object is the object the diagnostic is about, when there is one.
 	Object    *ObjectRef `json:"object,omitempty" yaml:"object,omitempty"`
 	Container string     `json:"container,omitempty" yaml:"container,omitempty"`
-	Resource  string     `json:"resource,omitempty" yaml:"resource,omitempty"`
+	// Resource is the extended resource a request names (nvidia.com/gpu),
+	// or the resource type a cluster read is about (resourcequotas,
+	// resourceslices.resource.k8s.io).
+	Resource string `json:"resource,omitempty" yaml:"resource,omitempty"`
 	// Field is the kyaml field path in the object, e.g.
 	// spec.template.spec.containers[name=cuda].resources.limits.
 	Field string `json:"field,omitempty" yaml:"field,omitempty"`
@@ -81,5 +87,40 @@ func (d Diagnostic) Location() string {
 	return d.File
 }
 
+// String is the diagnostic in an error message: "file:line: message", or
+// the message alone when it is about no file.
+func (d Diagnostic) String() string {
+	if loc := d.Location(); loc != "" {
+		return loc + ": " + d.Message
+	}
+	return d.Message
+}
+
 // Diagnostics is what a stage reports, in the order it found it.
 type Diagnostics []Diagnostic
+
+// Err is ds as a *DiagnosticsError, or nil when ds is empty.
+func (ds Diagnostics) Err() error {
+	if len(ds) == 0 {
+		return nil
+	}
+	return &DiagnosticsError{Diagnostics: ds}
+}
+
+// DiagnosticsError is what a stage returns when it cannot make its result
+// at all (a bundle that would be unsafe, a NodeInventory that does not
+// parse): the Diagnostics that stopped it, each with its rule id and
+// position, for callers that take them out with errors.As.
+type DiagnosticsError struct{ Diagnostics Diagnostics }
+
+// Error is the one diagnostic, or "N problems:" and one line each.
+func (e *DiagnosticsError) Error() string {
+	if len(e.Diagnostics) == 1 {
+		return e.Diagnostics[0].String()
+	}
+	lines := make([]string, len(e.Diagnostics))
+	for i, d := range e.Diagnostics {
+		lines[i] = d.String()
+	}
+	return fmt.Sprintf("%d problems:\n  - %s", len(lines), strings.Join(lines, "\n  - "))
+}

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // Inventory kind and apiVersion.
@@ -49,31 +50,28 @@ type Inventory struct {
 	Pools []Pool
 }
 
-// Error is bad input at a place in a file.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return e.File + ": " + e.Msg
-}
+// Rule ids of the input simulate cannot use.
+const (
+	// RuleInventory: a NodeInventory file that does not parse or describes
+	// pools simulate cannot build; nothing is simulated.
+	RuleInventory = "simulate/inventory"
+	// RuleBadInput: a manifest object simulate cannot decode; the other
+	// workloads are still simulated.
+	RuleBadInput = "simulate/bad-input"
+)
 
 type parser struct {
 	file string
-	errs []error
+	errs inventory.Diagnostics
 }
 
+// errorf records a problem of the inventory at n's line (0: none known).
 func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
 	line := 0
 	if n != nil {
 		line = n.Line
 	}
-	p.errs = append(p.errs, &Error{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+	p.errs = append(p.errs, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleInventory, File: p.file, Line: line, Message: fmt.Sprintf(format, args...)})
 }
 
 // fields checks that n is a map with only the allowed keys and returns its
@@ -124,18 +122,20 @@ func (p *parser) decode(n *yaml.Node, where string, into any) bool {
 	return true
 }
 
-// ParseInventory reads a NodeInventory. Every problem is reported with
-// file:line; unknown keys and unknown shapes are errors.
+// ParseInventory reads a NodeInventory. Its problems are an
+// *inventory.DiagnosticsError, each at the file and line of its YAML node;
+// unknown keys and unknown shapes are errors.
 func ParseInventory(file string, data []byte) (*Inventory, error) {
 	p := &parser{file: file}
 	rn, err := yaml.Parse(string(data))
 	if err != nil {
-		return nil, &Error{File: file, Msg: err.Error()}
+		p.errorf(nil, "%v", err)
+		return nil, p.errs.Err()
 	}
 	root := rn.YNode()
 	f := p.fields(root, "the inventory", "apiVersion", "kind", "metadata", "pools")
 	if f == nil {
-		return nil, errors.Join(p.errs...)
+		return nil, p.errs.Err()
 	}
 	if v := p.str(f["apiVersion"], "apiVersion"); v != InventoryAPIVersion {
 		p.errorf(orNode(f["apiVersion"], root), "apiVersion must be %s, not %q", InventoryAPIVersion, v)
@@ -147,7 +147,7 @@ func ParseInventory(file string, data []byte) (*Inventory, error) {
 	pools := f["pools"]
 	if pools == nil || pools.Kind != yaml.SequenceNode || len(pools.Content) == 0 {
 		p.errorf(orNode(pools, root), "pools must be a non-empty list")
-		return nil, errors.Join(p.errs...)
+		return nil, p.errs.Err()
 	}
 	names := map[string]bool{}
 	for i, pn := range pools.Content {
@@ -162,8 +162,8 @@ func ParseInventory(file string, data []byte) (*Inventory, error) {
 		names[pool.Name] = true
 		inv.Pools = append(inv.Pools, pool)
 	}
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
+	if err := p.errs.Err(); err != nil {
+		return nil, err
 	}
 	return inv, nil
 }

@@ -1,8 +1,13 @@
 package simulate
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 func TestParseInventoryErrors(t *testing.T) {
@@ -19,6 +24,13 @@ func TestParseInventoryErrors(t *testing.T) {
 			_, err := ParseInventory("inv.yaml", []byte(tc.text))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			// The position is in the diagnostic's fields, not only its text.
+			var de *inventory.DiagnosticsError
+			if !errors.As(err, &de) || !slices.ContainsFunc(de.Diagnostics, func(d inventory.Diagnostic) bool {
+				return d.Rule == RuleInventory && d.Severity == inventory.Error && strings.HasPrefix(fmt.Sprintf("%s:%d: %s", d.File, d.Line, d.Message), tc.want)
+			}) {
+				t.Errorf("no %s diagnostic is %q: %#v", RuleInventory, tc.want, err)
 			}
 		})
 	}

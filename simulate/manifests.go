@@ -40,8 +40,9 @@ type Manifests struct {
 	ClaimTemplates map[string]*resourceapi.ResourceClaimTemplate
 	Claims         map[string]*resourceapi.ResourceClaim
 	Classes        []*resourceapi.DeviceClass
-	// Errors are documents that could not be decoded, with file:line.
-	Errors []error
+	// Diagnostics are the objects that could not be decoded (RuleBadInput),
+	// at their file and line.
+	Diagnostics inventory.Diagnostics
 }
 
 func nsName(ns, name string) string {
@@ -76,7 +77,7 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 				err = json.Unmarshal(data, &spec)
 			}
 			if err != nil {
-				m.Errors = append(m.Errors, &Error{File: d.Origin.Path, Line: ps.Node.YNode().Line, Msg: fmt.Sprintf("%s %s: pod template %s: %v", kind, d.Node.GetName(), ps.Path, err)})
+				m.bad(d, ps.Node.YNode().Line, ps.Path, "%s %s: pod template %s: %v", kind, d.Node.GetName(), ps.Path, err)
 				continue
 			}
 			if !asksDevices(&spec) {
@@ -97,6 +98,18 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 	return m
 }
 
+// bad records that the object of d, or its part at field (at line), could
+// not be decoded.
+func (m *Manifests) bad(d *inventory.Document, line int, field, format string, args ...any) {
+	m.Diagnostics = append(m.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleBadInput,
+		File: d.Origin.Path, Line: line, Object: objectRef(d), Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// objectRef names the object of d.
+func objectRef(d *inventory.Document) *inventory.ObjectRef {
+	return &inventory.ObjectRef{APIVersion: d.Node.GetApiVersion(), Kind: d.Node.GetKind(), Namespace: d.Node.GetNamespace(), Name: d.Node.GetName()}
+}
+
 func (m *Manifests) draObject(d *inventory.Document, kind, api string) {
 	switch kind {
 	case "ResourceClaimTemplate", "ResourceClaim", "DeviceClass":
@@ -104,12 +117,12 @@ func (m *Manifests) draObject(d *inventory.Document, kind, api string) {
 		return
 	}
 	if api != "resource.k8s.io/v1" && api != "resource.k8s.io/v1beta2" {
-		m.Errors = append(m.Errors, &Error{File: d.Origin.Path, Line: d.Origin.Line, Msg: fmt.Sprintf("%s %s: %s is not simulated (resource.k8s.io/v1 and v1beta2 are)", kind, d.Node.GetName(), api)})
+		m.bad(d, d.Origin.Line, "", "%s %s: %s is not simulated (resource.k8s.io/v1 and v1beta2 are)", kind, d.Node.GetName(), api)
 		return
 	}
 	data, err := d.Node.MarshalJSON()
 	if err != nil {
-		m.Errors = append(m.Errors, &Error{File: d.Origin.Path, Line: d.Origin.Line, Msg: err.Error()})
+		m.bad(d, d.Origin.Line, "", "%v", err)
 		return
 	}
 	var obj interface{ GetName() string }
@@ -134,7 +147,7 @@ func (m *Manifests) draObject(d *inventory.Document, kind, api string) {
 		obj = o
 	}
 	if err != nil {
-		m.Errors = append(m.Errors, &Error{File: d.Origin.Path, Line: d.Origin.Line, Msg: fmt.Sprintf("%s %s: %v", kind, obj.GetName(), err)})
+		m.bad(d, d.Origin.Line, "", "%s %s: %v", kind, obj.GetName(), err)
 	}
 }
 

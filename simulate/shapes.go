@@ -332,101 +332,137 @@ func (s *Shape) DRAView(o PoolOptions) View {
 	// GFD keeps running beside the driver (the GPU Operator deploys both),
 	// so the node labels are the plugin view's.
 	v := View{Labels: s.PluginView(o).Labels, Devices: map[string][]resourceapi.Device{}}
-	if g := s.GPU; g != nil {
-		var devs []resourceapi.Device
-		for i := range s.GPUCount {
-			base := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-				"productName":           str(g.Product),
-				"architecture":          str(g.Architecture),
-				"brand":                 str("Nvidia"),
-				"cudaComputeCapability": ver(g.Compute + ".0"),
-				"driverVersion":         ver("580.95.5"),
-				"cudaDriverVersion":     ver("13.0.0"),
-				pcieRootAttr:            str(s.gpuRoot(i)),
-			}
-			if o.MIG != "" {
-				p := migProfile(o.MIG)
-				per := g.MIG[p]
-				gi := migMemoryMiB(p)
-				for k := range per {
-					a := clone(base)
-					a["type"] = str("mig")
-					a["profile"] = str(p)
-					a["uuid"] = str(fmt.Sprintf("MIG-%s-%d-%d", s.Name, i, k))
-					a["parentUUID"] = str(fmt.Sprintf("GPU-%s-%d", s.Name, i))
-					devs = append(devs, resourceapi.Device{Name: fmt.Sprintf("gpu-%d-mig-%s-%d", i, strings.NewReplacer(".", "", "+", "").Replace(p), k),
-						Attributes: a, Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: mib(gi)}}})
-				}
-				continue
-			}
-			a := clone(base)
-			a["type"] = str("gpu")
-			a["uuid"] = str(fmt.Sprintf("GPU-%s-%d", s.Name, i))
-			a[pciBusIDAttr] = str(fmt.Sprintf("0000:%02x:00.0", 0x10+i))
-			d := resourceapi.Device{Name: fmt.Sprintf("gpu-%d", i), Attributes: a,
-				Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: mib(g.MemoryMiB)}}}
-			if o.TimeSlicing > 1 {
-				// Consumable shares, integer mode (dra.md §5.1.1).
-				d.AllowMultipleAllocations = ptr(true)
-				d.Capacity["memory"] = resourceapi.DeviceCapacity{Value: mib(g.MemoryMiB), RequestPolicy: &resourceapi.CapacityRequestPolicy{
-					Default: ptr(resource.MustParse("0")), ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr(resource.MustParse("0")), Max: ptr(mib(g.MemoryMiB)), Step: ptr(resource.MustParse("1Mi"))}}}
-				n := resource.MustParse(strconv.Itoa(o.TimeSlicing))
-				d.Capacity["shares"] = resourceapi.DeviceCapacity{Value: n, RequestPolicy: &resourceapi.CapacityRequestPolicy{
-					Default: ptr(resource.MustParse("1")), ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr(resource.MustParse("1")), Max: ptr(n), Step: ptr(resource.MustParse("1"))}}}
-			}
-			devs = append(devs, d)
-		}
-		v.Devices[DriverNVIDIA] = devs
+	if s.GPU != nil {
+		v.Devices[DriverNVIDIA] = s.gpuDevices(o)
 	}
 	if s.NeuronDevices > 0 {
-		var devs []resourceapi.Device
-		for i := range s.NeuronDevices {
-			a := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-				"deviceId":     {IntValue: ptr(int64(i))},
-				"instanceType": str(s.Name),
-				"resourceType": str("neuron_device"),
-			}
-			if s.EFA > 0 {
-				for k, g := range s.groups(i) {
-					a[k] = str(g)
-				}
-			}
-			devs = append(devs, resourceapi.Device{Name: fmt.Sprintf("neurondevice%d", i), Attributes: a})
-		}
-		v.Devices[DriverNeuron] = devs
+		v.Devices[DriverNeuron] = s.neuronDevices()
 	}
 	if s.EFA > 0 {
-		var devs []resourceapi.Device
-		for i := range s.EFA {
-			a := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-				"dra.net/pciDevice": str(efaPCIDevice),
-				"dra.net/ifName":    str(fmt.Sprintf("rdmap%ds0", i)),
-				"dra.net/rdma":      {BoolValue: ptr(true)},
-			}
-			switch {
-			case s.GPU != nil:
-				a[pcieRootAttr] = str(s.efaRoot(i))
-			case s.NeuronDevices > 0:
-				// EFA i sits with Neuron device i*devices/efa.
-				for k, g := range s.groups(i * s.NeuronDevices / s.EFA) {
-					a[k] = str(g)
-				}
-			}
-			devs = append(devs, resourceapi.Device{Name: fmt.Sprintf("efa-%d", i), Attributes: a})
-		}
-		v.Devices[DriverDRANET] = devs
+		v.Devices[DriverDRANET] = s.efaDevices()
 	}
 	if s.TPUChips > 0 {
-		var devs []resourceapi.Device
-		for i := range s.TPUChips {
-			devs = append(devs, resourceapi.Device{Name: fmt.Sprintf("tpu-%d", i), Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-				"index": {IntValue: ptr(int64(i))}, "brand": str("Google"), "tpuGen": str("v5e"),
-				"accelerator": str(s.TPUAccelerator), "topology": str(s.TPUTopology), "chipCount": {IntValue: ptr(int64(s.TPUChips))},
-			}})
-		}
-		v.Devices[DriverTPU] = devs
+		v.Devices[DriverTPU] = s.tpuDevices()
 	}
 	return v
+}
+
+// gpuDevices are the NVIDIA driver's devices: a GPU each, or its MIG
+// partitions under o.MIG.
+func (s *Shape) gpuDevices(o PoolOptions) []resourceapi.Device {
+	g := s.GPU
+	var devs []resourceapi.Device
+	for i := range s.GPUCount {
+		base := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			"productName":           str(g.Product),
+			"architecture":          str(g.Architecture),
+			"brand":                 str("Nvidia"),
+			"cudaComputeCapability": ver(g.Compute + ".0"),
+			"driverVersion":         ver("580.95.5"),
+			"cudaDriverVersion":     ver("13.0.0"),
+			pcieRootAttr:            str(s.gpuRoot(i)),
+		}
+		if o.MIG != "" {
+			devs = append(devs, s.migDevices(i, base, migProfile(o.MIG))...)
+			continue
+		}
+		devs = append(devs, s.gpuDevice(i, base, o.TimeSlicing))
+	}
+	return devs
+}
+
+// migDevices are GPU i's partitions of profile p, with the GPU's attributes
+// base.
+func (s *Shape) migDevices(i int, base map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, p string) []resourceapi.Device {
+	var devs []resourceapi.Device
+	gi := migMemoryMiB(p)
+	for k := range s.GPU.MIG[p] {
+		a := clone(base)
+		a["type"] = str("mig")
+		a["profile"] = str(p)
+		a["uuid"] = str(fmt.Sprintf("MIG-%s-%d-%d", s.Name, i, k))
+		a["parentUUID"] = str(fmt.Sprintf("GPU-%s-%d", s.Name, i))
+		devs = append(devs, resourceapi.Device{Name: fmt.Sprintf("gpu-%d-mig-%s-%d", i, strings.NewReplacer(".", "", "+", "").Replace(p), k),
+			Attributes: a, Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: mib(gi)}}})
+	}
+	return devs
+}
+
+// gpuDevice is whole GPU i, with the attributes base; shared as
+// consumable capacity when timeSlicing is over 1.
+func (s *Shape) gpuDevice(i int, base map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, timeSlicing int) resourceapi.Device {
+	g := s.GPU
+	a := clone(base)
+	a["type"] = str("gpu")
+	a["uuid"] = str(fmt.Sprintf("GPU-%s-%d", s.Name, i))
+	a[pciBusIDAttr] = str(fmt.Sprintf("0000:%02x:00.0", 0x10+i))
+	d := resourceapi.Device{Name: fmt.Sprintf("gpu-%d", i), Attributes: a,
+		Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: mib(g.MemoryMiB)}}}
+	if timeSlicing > 1 {
+		// Consumable shares, integer mode (dra.md §5.1.1).
+		d.AllowMultipleAllocations = ptr(true)
+		d.Capacity["memory"] = resourceapi.DeviceCapacity{Value: mib(g.MemoryMiB), RequestPolicy: &resourceapi.CapacityRequestPolicy{
+			Default: ptr(resource.MustParse("0")), ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr(resource.MustParse("0")), Max: ptr(mib(g.MemoryMiB)), Step: ptr(resource.MustParse("1Mi"))}}}
+		n := resource.MustParse(strconv.Itoa(timeSlicing))
+		d.Capacity["shares"] = resourceapi.DeviceCapacity{Value: n, RequestPolicy: &resourceapi.CapacityRequestPolicy{
+			Default: ptr(resource.MustParse("1")), ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr(resource.MustParse("1")), Max: ptr(n), Step: ptr(resource.MustParse("1"))}}}
+	}
+	return d
+}
+
+// neuronDevices are the Neuron driver's devices, with their EFA groups.
+func (s *Shape) neuronDevices() []resourceapi.Device {
+	var devs []resourceapi.Device
+	for i := range s.NeuronDevices {
+		a := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			"deviceId":     {IntValue: ptr(int64(i))},
+			"instanceType": str(s.Name),
+			"resourceType": str("neuron_device"),
+		}
+		if s.EFA > 0 {
+			for k, g := range s.groups(i) {
+				a[k] = str(g)
+			}
+		}
+		devs = append(devs, resourceapi.Device{Name: fmt.Sprintf("neurondevice%d", i), Attributes: a})
+	}
+	return devs
+}
+
+// efaDevices are DRANET's EFA interfaces, placed beside the GPUs or
+// Neuron devices they serve.
+func (s *Shape) efaDevices() []resourceapi.Device {
+	var devs []resourceapi.Device
+	for i := range s.EFA {
+		a := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			"dra.net/pciDevice": str(efaPCIDevice),
+			"dra.net/ifName":    str(fmt.Sprintf("rdmap%ds0", i)),
+			"dra.net/rdma":      {BoolValue: ptr(true)},
+		}
+		switch {
+		case s.GPU != nil:
+			a[pcieRootAttr] = str(s.efaRoot(i))
+		case s.NeuronDevices > 0:
+			// EFA i sits with Neuron device i*devices/efa.
+			for k, g := range s.groups(i * s.NeuronDevices / s.EFA) {
+				a[k] = str(g)
+			}
+		}
+		devs = append(devs, resourceapi.Device{Name: fmt.Sprintf("efa-%d", i), Attributes: a})
+	}
+	return devs
+}
+
+// tpuDevices are the TPU driver's chips.
+func (s *Shape) tpuDevices() []resourceapi.Device {
+	var devs []resourceapi.Device
+	for i := range s.TPUChips {
+		devs = append(devs, resourceapi.Device{Name: fmt.Sprintf("tpu-%d", i), Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			"index": {IntValue: ptr(int64(i))}, "brand": str("Google"), "tpuGen": str("v5e"),
+			"accelerator": str(s.TPUAccelerator), "topology": str(s.TPUTopology), "chipCount": {IntValue: ptr(int64(s.TPUChips))},
+		}})
+	}
+	return devs
 }
 
 // gpuRoot is GPU i's PCIe root; efaRoot the root of EFA interface i: the

@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -24,8 +23,8 @@ func manifests(t *testing.T, text string) *Manifests {
 		docs = append(docs, &inventory.Document{Node: n, Origin: inventory.Origin{Path: "m.yaml", Index: i, Line: n.YNode().Line}})
 	}
 	m := Collect(docs, detect.Options{})
-	if len(m.Errors) > 0 {
-		t.Fatal(errors.Join(m.Errors...))
+	if err := m.Diagnostics.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return m
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 )
 
@@ -36,7 +37,7 @@ type Collector struct {
 	sliceAttr map[[2]string]bool // (node, driver) has EFA devices (dra.net)
 	claims    map[string]*ClaimCount
 	read      map[string]bool
-	problems  map[string]string
+	problems  map[string]inventory.Diagnostic // by resource type
 }
 
 type ownerRef struct{ apiVersion, kind, name string }
@@ -57,7 +58,7 @@ func NewCollector() *Collector {
 		sliceAttr:  map[[2]string]bool{},
 		claims:     map[string]*ClaimCount{},
 		read:       map[string]bool{},
-		problems:   map[string]string{},
+		problems:   map[string]inventory.Diagnostic{},
 	}
 }
 
@@ -80,8 +81,12 @@ func (c *Collector) SetNamespace(ns string) { c.f.Namespace = ns }
 // MarkRead records that a resource type was read (even if it was empty).
 func (c *Collector) MarkRead(resource string) { c.read[resource] = true }
 
-// AddProblem records a resource type that could not be read.
-func (c *Collector) AddProblem(resource, reason string) { c.problems[resource] = reason }
+// AddProblem records a resource type that could not be read, and why.
+func (c *Collector) AddProblem(resource, reason string) { c.addDiagnostic(Problem(resource, reason)) }
+
+// addDiagnostic records the Problem of d.Resource as it is (a dump's
+// ClusterInfo keeps the live read's).
+func (c *Collector) addDiagnostic(d inventory.Diagnostic) { c.problems[d.Resource] = d }
 
 // AddNode folds a Node.
 func (c *Collector) AddNode(o *corev1.Node) {
@@ -492,7 +497,7 @@ func (c *Collector) Facts() *Facts {
 	f.Read = slices.Sorted(maps.Keys(c.read))
 	f.Problems = nil
 	for _, r := range slices.Sorted(maps.Keys(c.problems)) {
-		f.Problems = append(f.Problems, Problem{Resource: r, Reason: c.problems[r]})
+		f.Problems = append(f.Problems, c.problems[r])
 	}
 	return &f
 }

@@ -18,8 +18,9 @@
 // (Facts.Objects), for callers that copy fields the summaries drop.
 //
 // A resource type that is forbidden, not served or fails to list is recorded
-// as a Problem ("could not read resourcequotas: ...") and the read goes on:
-// the audit reports what it could not see instead of crashing.
+// as a Problem, an inventory.Diagnostic with the resource type and the rule
+// cluster/unreadable ("could not read resourcequotas: ..."), and the read
+// goes on: the audit reports what it could not see instead of crashing.
 //
 // # Dumps
 //
@@ -30,7 +31,8 @@
 // ReadDump folds such a stream through the same Collector, so the Facts of a
 // dump equal the Facts of the live read with the same Scope. ReadDump also accepts the output of
 // `kubectl get nodes,daemonsets,pods,deviceclasses,resourceslices -A -o yaml`
-// (a kind: List); what such a dump does not hold is reported as a Problem.
+// (a kind: List); what such a dump does not hold is reported as a Problem
+// with the rule cluster/not-in-dump.
 //
 // # Placement
 //

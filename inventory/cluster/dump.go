@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // InfoAPIVersion and InfoKind name the dump document that records what the
@@ -25,14 +27,31 @@ const (
 
 // Info is the ClusterInfo document at the end of a dump.
 type Info struct {
-	APIVersion          string    `json:"apiVersion"`
-	Kind                string    `json:"kind"`
-	ServerVersion       string    `json:"serverVersion,omitempty"`
-	ResourceAPIVersions []string  `json:"resourceAPIVersions"`
-	Namespace           string    `json:"namespace,omitempty"`
-	PluginPodsScope     string    `json:"pluginPodsScope,omitempty"`
-	Read                []string  `json:"read"`
-	Problems            []Problem `json:"problems,omitempty"`
+	APIVersion          string        `json:"apiVersion"`
+	Kind                string        `json:"kind"`
+	ServerVersion       string        `json:"serverVersion,omitempty"`
+	ResourceAPIVersions []string      `json:"resourceAPIVersions"`
+	Namespace           string        `json:"namespace,omitempty"`
+	PluginPodsScope     string        `json:"pluginPodsScope,omitempty"`
+	Read                []string      `json:"read"`
+	Problems            []InfoProblem `json:"problems,omitempty"`
+}
+
+// InfoProblem is a Problem as ClusterInfo holds it: the live read's
+// Diagnostic. Dumps written before Problems were Diagnostics (issue 23)
+// hold only resource and reason; ReadDump still reads them.
+type InfoProblem struct {
+	inventory.Diagnostic `json:",inline"`
+	// Reason is an older dump's reason ("forbidden: ..."), "" in newer ones.
+	Reason string `json:"reason,omitempty"`
+}
+
+// diagnostic is p as the live read made it.
+func (p InfoProblem) diagnostic() inventory.Diagnostic {
+	if p.Message == "" {
+		return Problem(p.Resource, p.Reason)
+	}
+	return p.Diagnostic
 }
 
 // DumpWriter writes objects as a multi-document YAML stream, as they are
@@ -108,8 +127,12 @@ func (d *DumpWriter) Close(f *Facts) error {
 	if d == nil {
 		return nil
 	}
-	d.doc(Info{APIVersion: InfoAPIVersion, Kind: InfoKind, ServerVersion: f.ServerVersion,
-		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, PluginPodsScope: f.PluginPodsScope, Read: f.Read, Problems: f.Problems})
+	info := Info{APIVersion: InfoAPIVersion, Kind: InfoKind, ServerVersion: f.ServerVersion,
+		ResourceAPIVersions: f.ResourceAPIVersions, Namespace: f.Namespace, PluginPodsScope: f.PluginPodsScope, Read: f.Read}
+	for _, p := range f.Problems {
+		info.Problems = append(info.Problems, InfoProblem{Diagnostic: p})
+	}
+	d.doc(info)
 	if d.err != nil {
 		return d.err
 	}
@@ -143,102 +166,124 @@ func ReadDump(r io.Reader, scope Scope) (*Facts, error) {
 	if err := scope.check(); err != nil {
 		return nil, err
 	}
-	c := NewCollector()
-	c.keep = scope.Objects
-	var info *Info
-	seen := map[string]bool{}
-	resourceVersions := map[string]bool{}
-	var once dedup
-	err := eachObject(r, func(o dumpObject) error {
-		u := &unstructured.Unstructured{Object: o.obj}
-		if u.GetAPIVersion() == InfoAPIVersion && u.GetKind() == InfoKind {
-			info = &Info{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj, info); err != nil {
-				return fmt.Errorf("%s: %s: %w", o.place, InfoKind, err)
-			}
-			return nil
-		}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return fmt.Errorf("%s: not a Kubernetes object (no apiVersion or kind)", o.place)
-		}
-		if res := cmp.Or(dumpResources[u.GetKind()], operatorResources[u.GetKind()]); res != "" && !scope.covers(res) {
-			return nil
-		}
-		if ok, err := once.first(o, u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName()); err != nil || !ok {
-			return err
-		}
-		if err := addObject(c, u); err != nil {
-			return fmt.Errorf("%s: %s %s/%s: %w", o.place, u.GetKind(), u.GetNamespace(), u.GetName(), err)
-		}
-		seen[u.GetKind()] = true
-		if g, v, ok := strings.Cut(u.GetAPIVersion(), "/"); ok && g == "resource.k8s.io" {
-			resourceVersions[v] = true
-		}
-		return nil
-	})
-	if err != nil {
+	d := &dumpRead{scope: scope, c: NewCollector(), seen: map[string]bool{}, resourceVersions: map[string]bool{}}
+	d.c.keep = scope.Objects
+	if err := eachObject(r, d.object); err != nil {
 		return nil, err
 	}
-	inScope := func(resource string) bool {
-		if resource == "discovery" {
-			return scope.discovers()
-		}
-		return scope.covers(resource)
+	if d.info != nil {
+		d.fromInfo()
+	} else {
+		d.fromKubectl()
 	}
-	if info != nil {
-		served := info.ResourceAPIVersions
-		if !scope.discovers() {
-			served = nil
+	return d.c.Facts(), nil
+}
+
+// dumpRead is one ReadDump in progress.
+type dumpRead struct {
+	scope Scope
+	c     *Collector
+	// info is the dump's ClusterInfo, nil in kubectl's output.
+	info *Info
+	// seen are the kinds read, resourceVersions the resource.k8s.io
+	// versions the objects were written in.
+	seen             map[string]bool
+	resourceVersions map[string]bool
+	once             dedup
+}
+
+// object folds one object of the dump, or takes it as the ClusterInfo.
+func (d *dumpRead) object(o dumpObject) error {
+	u := &unstructured.Unstructured{Object: o.obj}
+	if u.GetAPIVersion() == InfoAPIVersion && u.GetKind() == InfoKind {
+		d.info = &Info{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj, d.info); err != nil {
+			return fmt.Errorf("%s: %s: %w", o.place, InfoKind, err)
 		}
-		c.SetServer(info.ServerVersion, served)
-		c.SetNamespace(info.Namespace)
-		c.SetPluginPodsScope(info.PluginPodsScope)
-		for _, r := range info.Read {
-			if inScope(r) {
-				c.MarkRead(r)
-			}
-		}
-		for _, p := range info.Problems {
-			if inScope(p.Resource) {
-				c.AddProblem(p.Resource, p.Reason)
-			}
-		}
-		return c.Facts(), nil
+		return nil
 	}
-	// kubectl output: no server version and no discovery, so the checks
-	// that need them are skipped; the served resource.k8s.io versions shown
-	// are those the objects were written in.
+	if u.GetKind() == "" || u.GetAPIVersion() == "" {
+		return fmt.Errorf("%s: not a Kubernetes object (no apiVersion or kind)", o.place)
+	}
+	if res := cmp.Or(dumpResources[u.GetKind()], operatorResources[u.GetKind()]); res != "" && !d.scope.covers(res) {
+		return nil
+	}
+	if ok, err := d.once.first(o, u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName()); err != nil || !ok {
+		return err
+	}
+	if err := addObject(d.c, u); err != nil {
+		return fmt.Errorf("%s: %s %s/%s: %w", o.place, u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	d.seen[u.GetKind()] = true
+	if g, v, ok := strings.Cut(u.GetAPIVersion(), "/"); ok && g == "resource.k8s.io" {
+		d.resourceVersions[v] = true
+	}
+	return nil
+}
+
+// inScope reports whether the scope reads resource ("discovery" included).
+func (d *dumpRead) inScope(resource string) bool {
+	if resource == "discovery" {
+		return d.scope.discovers()
+	}
+	return d.scope.covers(resource)
+}
+
+// fromInfo takes what the live read knew from the ClusterInfo, within
+// the scope.
+func (d *dumpRead) fromInfo() {
+	info := d.info
+	served := info.ResourceAPIVersions
+	if !d.scope.discovers() {
+		served = nil
+	}
+	d.c.SetServer(info.ServerVersion, served)
+	d.c.SetNamespace(info.Namespace)
+	d.c.SetPluginPodsScope(info.PluginPodsScope)
+	for _, r := range info.Read {
+		if d.inScope(r) {
+			d.c.MarkRead(r)
+		}
+	}
+	for _, p := range info.Problems {
+		if d.inScope(p.Resource) {
+			d.c.addDiagnostic(p.diagnostic())
+		}
+	}
+}
+
+// fromKubectl infers what kubectl's output does not say: no server
+// version and no discovery, so the checks that need them are skipped; the
+// served resource.k8s.io versions shown are those the objects were
+// written in; a type without objects is not in the dump.
+func (d *dumpRead) fromKubectl() {
 	var served []string
-	for v := range resourceVersions {
+	for v := range d.resourceVersions {
 		served = append(served, v)
 	}
 	slices.SortFunc(served, compareAPIVersions)
-	c.SetServer("", served)
-	if inScope("discovery") {
-		c.AddProblem("discovery", NotInDump)
+	d.c.SetServer("", served)
+	if d.inScope("discovery") {
+		d.c.addDiagnostic(notInDump("discovery"))
 	}
-	for kind, res := range dumpResources {
-		if !inScope(res) {
-			continue
-		}
-		if seen[kind] {
-			c.MarkRead(res)
-		} else {
-			c.AddProblem(res, NotInDump)
-		}
-	}
+	d.markKinds(dumpResources)
 	// Nor does it say whether the GPU Operator's resources exist.
-	for kind, res := range operatorResources {
-		if !inScope(res) {
+	d.markKinds(operatorResources)
+}
+
+// markKinds records each resource type of kinds (by kind) in scope as
+// read when the dump holds one of its objects, else as not in the dump.
+func (d *dumpRead) markKinds(kinds map[string]string) {
+	for kind, res := range kinds {
+		if !d.inScope(res) {
 			continue
 		}
-		if seen[kind] {
-			c.MarkRead(res)
+		if d.seen[kind] {
+			d.c.MarkRead(res)
 		} else {
-			c.AddProblem(res, NotInDump)
+			d.c.addDiagnostic(notInDump(res))
 		}
 	}
-	return c.Facts(), nil
 }
 
 func addObject(c *Collector, u *unstructured.Unstructured) error {

@@ -50,8 +50,9 @@ type Facts struct {
 	// Read lists the resource types that were read (plural resource names,
 	// e.g. "nodes", "resourceslices").
 	Read []string `json:"read"`
-	// Problems are the resource types that could not be read, and why.
-	Problems []Problem `json:"problems"`
+	// Problems are the resource types that could not be read, and why:
+	// one Diagnostic each (RuleUnreadable, RuleNotInDump), by Resource.
+	Problems inventory.Diagnostics `json:"problems"`
 
 	// Objects holds whole objects when the read's Scope asked for them
 	// (Scope.Objects), else nil. It is never part of the facts' JSON.
@@ -68,18 +69,35 @@ type Objects struct {
 	Quotas     []corev1.ResourceQuota
 }
 
-// Problem is a resource type kubedra could not read.
-type Problem struct {
-	// Resource is the plural resource name, with its group when not core,
-	// e.g. "resourcequotas" or "resourceslices.resource.k8s.io".
-	Resource string `json:"resource"`
-	Reason   string `json:"reason"`
+// Rule ids of the Problems of a read.
+const (
+	// RuleUnreadable: a resource type could not be read (forbidden, not
+	// served, a failed list); the audit is partial and exits 1.
+	RuleUnreadable = "cluster/unreadable"
+	// RuleNotInDump: a dump without ClusterInfo (kubectl's) holds no object
+	// of a resource type; the checks that need it are skipped.
+	RuleNotInDump = "cluster/not-in-dump"
+)
+
+// Problem is the Diagnostic of a resource type that could not be read:
+// Resource is its plural name, with its group when not core (e.g.
+// "resourcequotas" or "resourceslices.resource.k8s.io"), and the message
+// "could not read RESOURCE: REASON".
+func Problem(resource, reason string) inventory.Diagnostic {
+	return inventory.Diagnostic{Severity: inventory.Error, Rule: RuleUnreadable, Resource: resource,
+		Message: "could not read " + resource + ": " + reason}
 }
 
-func (p Problem) String() string { return "could not read " + p.Resource + ": " + p.Reason }
+// notInDump is the Problem of a resource type a dump without ClusterInfo
+// holds no object of: a warning, since kubectl's output does not say
+// whether they were left out or there are none.
+func notInDump(resource string) inventory.Diagnostic {
+	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleNotInDump, Resource: resource,
+		Message: "could not read " + resource + ": " + NotInDump}
+}
 
-// Missing reports whether resource (as in Problem.Resource, or its plural
-// name without group) could not be read.
+// Missing reports whether resource (as in a Problem's Resource, or its
+// plural name without group) could not be read.
 func (f *Facts) Missing(resource string) bool {
 	for _, p := range f.Problems {
 		if p.Resource == resource || trimGroup(p.Resource) == resource {

@@ -72,12 +72,14 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 	if disc == nil {
 		disc = r.Client.Discovery()
 	}
-	c := NewCollector()
-	c.keep = r.Scope.Objects
-	c.SetNamespace(r.Namespace)
-	var dump *DumpWriter
+	ls := &listing{Reader: r, ctx: ctx, c: NewCollector(), lim: r.PageSize}
+	ls.c.keep = r.Scope.Objects
+	ls.c.SetNamespace(r.Namespace)
 	if r.Dump != nil {
-		dump = NewDumpWriter(r.Dump)
+		ls.dump = NewDumpWriter(r.Dump)
+	}
+	if ls.lim <= 0 {
+		ls.lim = DefaultPageSize
 	}
 
 	sv, err := disc.ServerVersion()
@@ -90,98 +92,124 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 	if r.Scope.discovers() {
 		served, operatorGVRs, derr = discover(disc)
 		if derr != nil {
-			c.AddProblem("discovery", derr.Error())
+			ls.c.AddProblem("discovery", derr.Error())
 		}
 	}
-	c.SetServer(sv.GitVersion, served)
+	ls.c.SetServer(sv.GitVersion, served)
 
-	lim := r.PageSize
-	if lim <= 0 {
-		lim = DefaultPageSize
-	}
-	add := func(resource string, list func() error) {
-		if !r.Scope.covers(resource) {
-			return
-		}
-		if err := list(); err != nil {
-			c.AddProblem(resource, reason(err))
-			return
-		}
-		c.MarkRead(resource)
-	}
-	core, apps, batch := r.Client.CoreV1(), r.Client.AppsV1(), r.Client.BatchV1()
-	ns := r.Namespace
-
-	add("nodes", func() error {
-		return listTyped(ctx, r, lim, "nodes", "v1", "Node", core.Nodes().List,
-			func(l *corev1.NodeList) ([]corev1.Node, string) { return l.Items, l.Continue }, c.AddNode, dump)
-	})
-	// DaemonSets are read in every namespace: plugins live in kube-system
-	// or an operator namespace whatever -n says.
-	add("daemonsets.apps", func() error {
-		return listTyped(ctx, r, lim, "daemonsets", "apps/v1", "DaemonSet", apps.DaemonSets("").List,
-			func(l *appsv1.DaemonSetList) ([]appsv1.DaemonSet, string) { return l.Items, l.Continue }, c.AddDaemonSet, dump)
-	})
-	add("replicasets.apps", func() error {
-		return listTyped(ctx, r, lim, "replicasets", "apps/v1", "ReplicaSet", apps.ReplicaSets(ns).List,
-			func(l *appsv1.ReplicaSetList) ([]appsv1.ReplicaSet, string) { return l.Items, l.Continue }, c.AddReplicaSet, dump)
-	})
-	add("jobs.batch", func() error {
-		return listTyped(ctx, r, lim, "jobs", "batch/v1", "Job", batch.Jobs(ns).List,
-			func(l *batchv1.JobList) ([]batchv1.Job, string) { return l.Items, l.Continue }, c.AddJob, dump)
-	})
-	add("pods", func() error {
-		return listTyped(ctx, r, lim, "pods", "v1", "Pod", core.Pods(ns).List,
-			func(l *corev1.PodList) ([]corev1.Pod, string) { return l.Items, l.Continue }, c.AddPod, dump)
-	})
-	if ns != "" && r.Scope.covers("pods") {
-		r.pluginPods(ctx, lim, c, dump)
-	}
-	add("resourcequotas", func() error {
-		return listTyped(ctx, r, lim, "resourcequotas", "v1", "ResourceQuota", core.ResourceQuotas(ns).List,
-			func(l *corev1.ResourceQuotaList) ([]corev1.ResourceQuota, string) { return l.Items, l.Continue }, c.AddQuota, dump)
-	})
-
-	// resource.k8s.io in the newest served version.
-	draResources := []struct {
-		name       string
-		namespaced bool
-	}{{"deviceclasses", false}, {"resourceslices", false}, {"resourceclaims", true}, {"resourceclaimtemplates", true}}
+	ls.typed()
 	listVersions := served
 	if derr != nil {
 		// Discovery failed: still try the GA version rather than guess
 		// that DRA is off.
 		listVersions = ResourceVersions[:1]
 	}
-	if len(listVersions) == 0 {
-		for _, d := range draResources {
-			if rn := d.name + ".resource.k8s.io"; r.Scope.covers(rn) {
-				c.AddProblem(rn, "resource.k8s.io is not served by this cluster")
-			}
-		}
-	} else {
-		for _, d := range draResources {
-			gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: listVersions[0], Resource: d.name}
-			rn := d.name + ".resource.k8s.io"
-			var ri dynamic.ResourceInterface = r.Dynamic.Resource(gvr)
-			if d.namespaced {
-				ri = r.Dynamic.Resource(gvr).Namespace(ns)
-			}
-			add(rn, func() error { return r.listUnstructured(ctx, ri, lim, rn, c, dump) })
-		}
-	}
-	for _, gvr := range operatorGVRs {
-		rn := gvr.Resource + "." + gvr.Group
-		add(rn, func() error { return r.listUnstructured(ctx, r.Dynamic.Resource(gvr), lim, rn, c, dump) })
-	}
+	ls.dra(listVersions)
+	ls.operators(operatorGVRs)
 
-	f := c.Facts()
-	if dump != nil {
-		if err := dump.Close(f); err != nil {
+	f := ls.c.Facts()
+	if ls.dump != nil {
+		if err := ls.dump.Close(f); err != nil {
 			return f, fmt.Errorf("writing the dump: %w", err)
 		}
 	}
 	return f, nil
+}
+
+// listing is one Read in progress: where its lists fold and dump their
+// objects, and their page size.
+type listing struct {
+	*Reader
+	ctx  context.Context
+	c    *Collector
+	dump *DumpWriter
+	lim  int64
+}
+
+// add lists resource with list when the scope covers it, and records it
+// as read, or its Problem.
+func (ls *listing) add(resource string, list func() error) {
+	if !ls.Scope.covers(resource) {
+		return
+	}
+	if err := list(); err != nil {
+		ls.c.AddProblem(resource, reason(err))
+		return
+	}
+	ls.c.MarkRead(resource)
+}
+
+// typed lists the core, apps and batch types (and, with a namespace, the
+// plugin and driver pods outside it).
+func (ls *listing) typed() {
+	ctx, r, c, lim, dump := ls.ctx, ls.Reader, ls.c, ls.lim, ls.dump
+	core, apps, batch := r.Client.CoreV1(), r.Client.AppsV1(), r.Client.BatchV1()
+	ns := r.Namespace
+	ls.add("nodes", func() error {
+		return listTyped(ctx, r, lim, "nodes", "v1", "Node", core.Nodes().List,
+			func(l *corev1.NodeList) ([]corev1.Node, string) { return l.Items, l.Continue }, c.AddNode, dump)
+	})
+	// DaemonSets are read in every namespace: plugins live in kube-system
+	// or an operator namespace whatever -n says.
+	ls.add("daemonsets.apps", func() error {
+		return listTyped(ctx, r, lim, "daemonsets", "apps/v1", "DaemonSet", apps.DaemonSets("").List,
+			func(l *appsv1.DaemonSetList) ([]appsv1.DaemonSet, string) { return l.Items, l.Continue }, c.AddDaemonSet, dump)
+	})
+	ls.add("replicasets.apps", func() error {
+		return listTyped(ctx, r, lim, "replicasets", "apps/v1", "ReplicaSet", apps.ReplicaSets(ns).List,
+			func(l *appsv1.ReplicaSetList) ([]appsv1.ReplicaSet, string) { return l.Items, l.Continue }, c.AddReplicaSet, dump)
+	})
+	ls.add("jobs.batch", func() error {
+		return listTyped(ctx, r, lim, "jobs", "batch/v1", "Job", batch.Jobs(ns).List,
+			func(l *batchv1.JobList) ([]batchv1.Job, string) { return l.Items, l.Continue }, c.AddJob, dump)
+	})
+	ls.add("pods", func() error {
+		return listTyped(ctx, r, lim, "pods", "v1", "Pod", core.Pods(ns).List,
+			func(l *corev1.PodList) ([]corev1.Pod, string) { return l.Items, l.Continue }, c.AddPod, dump)
+	})
+	if ns != "" && r.Scope.covers("pods") {
+		r.pluginPods(ctx, lim, c, dump)
+	}
+	ls.add("resourcequotas", func() error {
+		return listTyped(ctx, r, lim, "resourcequotas", "v1", "ResourceQuota", core.ResourceQuotas(ns).List,
+			func(l *corev1.ResourceQuotaList) ([]corev1.ResourceQuota, string) { return l.Items, l.Continue }, c.AddQuota, dump)
+	})
+}
+
+// draResources are the resource.k8s.io types a Reader lists.
+var draResources = []struct {
+	name       string
+	namespaced bool
+}{{"deviceclasses", false}, {"resourceslices", false}, {"resourceclaims", true}, {"resourceclaimtemplates", true}}
+
+// dra lists resource.k8s.io in the newest of versions; none means the
+// cluster does not serve it, a Problem of each type.
+func (ls *listing) dra(versions []string) {
+	if len(versions) == 0 {
+		for _, d := range draResources {
+			if rn := d.name + ".resource.k8s.io"; ls.Scope.covers(rn) {
+				ls.c.AddProblem(rn, "resource.k8s.io is not served by this cluster")
+			}
+		}
+		return
+	}
+	for _, d := range draResources {
+		gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: versions[0], Resource: d.name}
+		rn := d.name + ".resource.k8s.io"
+		var ri dynamic.ResourceInterface = ls.Dynamic.Resource(gvr)
+		if d.namespaced {
+			ri = ls.Dynamic.Resource(gvr).Namespace(ls.Namespace)
+		}
+		ls.add(rn, func() error { return ls.listUnstructured(ls.ctx, ri, ls.lim, rn, ls.c, ls.dump) })
+	}
+}
+
+// operators lists the GPU Operator's resources that discovery found.
+func (ls *listing) operators(gvrs []schema.GroupVersionResource) {
+	for _, gvr := range gvrs {
+		rn := gvr.Resource + "." + gvr.Group
+		ls.add(rn, func() error { return ls.listUnstructured(ls.ctx, ls.Dynamic.Resource(gvr), ls.lim, rn, ls.c, ls.dump) })
+	}
 }
 
 // pluginPods reads the device-plugin and driver pods outside the audited
@@ -335,7 +363,7 @@ func compareAPIVersions(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// reason turns a list error into the short text of a Problem.
+// reason turns a list error into the short reason of a Problem.
 func reason(err error) string {
 	switch {
 	case apierrors.IsForbidden(err):

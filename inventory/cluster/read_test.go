@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/inventory/cluster/clustertest"
 )
@@ -130,15 +131,26 @@ func TestForbiddenIsPartial(t *testing.T) {
 	fakes.Dynamic.PrependReactor("list", "resourceslices", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "resource.k8s.io", Resource: "resourceslices"}, "", nil)
 	})
-	f, err := fakes.Reader().Read(context.Background())
+	r := fakes.Reader()
+	var dump bytes.Buffer
+	r.Dump = &dump
+	f, err := r.Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The dump's ClusterInfo keeps the problems as they were.
+	again, err := cluster.ReadDump(&dump, cluster.Scope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(f.Problems, again.Problems); d != "" {
+		t.Errorf("problems read back from the dump (-live +dump):\n%s", d)
 	}
 	var got []string
 	for _, p := range f.Problems {
 		got = append(got, p.Resource)
-		if !strings.HasPrefix(p.Reason, "forbidden") {
-			t.Errorf("%s: reason %q", p.Resource, p.Reason)
+		if want := "could not read " + p.Resource + ": forbidden"; !strings.HasPrefix(p.Message, want) || p.Rule != cluster.RuleUnreadable || p.Severity != inventory.Error {
+			t.Errorf("%s: %+v, want an error %s with a message that starts %q", p.Resource, p, cluster.RuleUnreadable, want)
 		}
 	}
 	if d := cmp.Diff([]string{"resourcequotas", "resourceslices.resource.k8s.io"}, got); d != "" {
@@ -176,6 +188,32 @@ items:
 	}
 	if !f.Missing("pods") || !f.Missing("resourcequotas") || f.Missing("nodes") {
 		t.Errorf("problems: %+v", f.Problems)
+	}
+	for _, p := range f.Problems {
+		if p.Rule != cluster.RuleNotInDump || p.Severity != inventory.Warning || p.Message != "could not read "+p.Resource+": "+cluster.NotInDump {
+			t.Errorf("a type kubectl's output lacks: %+v", p)
+		}
+	}
+}
+
+// A ClusterInfo written before problems were diagnostics holds resource and
+// reason: they read as the live read's problem.
+func TestDumpLegacyProblems(t *testing.T) {
+	in := `apiVersion: kubedra.dev/v1alpha1
+kind: ClusterInfo
+serverVersion: v1.37.2
+resourceAPIVersions: [v1]
+read: [nodes]
+problems:
+- {resource: pods, reason: "forbidden: pods is forbidden"}
+`
+	f, err := cluster.ReadDump(strings.NewReader(in), cluster.Scope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := inventory.Diagnostics{cluster.Problem("pods", "forbidden: pods is forbidden")}
+	if d := cmp.Diff(want, f.Problems); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
 	}
 }
 

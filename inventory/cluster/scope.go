@@ -11,7 +11,7 @@ import (
 // is what audit needs; bundle reads three types, whole (bundle.Scope).
 type Scope struct {
 	// Resources are the resource types to read, named as in
-	// Problem.Resource (see ResourceTypes); nil reads them all.
+	// a Problem's Resource (see ResourceTypes); nil reads them all.
 	Resources []string
 	// Objects keeps the Nodes, DaemonSets and ResourceQuotas read, whole,
 	// in Facts.Objects.
@@ -19,7 +19,7 @@ type Scope struct {
 }
 
 // ResourceTypes are the resource types a Reader can read, named as in
-// Problem.Resource; the NVIDIA GPU Operator's are read only where
+// a Problem's Resource; the NVIDIA GPU Operator's are read only where
 // discovery finds them.
 var ResourceTypes = []string{
 	"nodes", "daemonsets.apps", "replicasets.apps", "jobs.batch", "pods", "resourcequotas",

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 )
 
 // NewCmdFn builds `kubedra fn`, a KRM function (config.kubernetes.io/v1
@@ -67,11 +68,31 @@ func NewCmdFn(streams IOStreams) *cobra.Command {
 // default when the functionConfig names none.
 func fnRun(streams IOStreams, in io.Reader, mode string) error {
 	rw := &kio.ByteReadWriter{Reader: in, Writer: streams.Out, KeepReaderAnnotations: true}
-	err := framework.Execute(action.Fn{Mode: mode}, rw)
-	if action.IsGateError(err) {
-		return &ExitCodeError{Code: ExitFindings, Err: err}
+	return framework.Execute(fnProcessor{fn: action.Fn{Mode: mode}}, rw)
+}
+
+// fnProcessor is `kubedra fn` as kyaml's framework.ResourceListProcessor:
+// action.Fn works on the items, report renders what it found as the list's
+// results, and findings that fail the gate (check mode) end the function
+// with ExitFindings, which fails kustomize build.
+type fnProcessor struct{ fn action.Fn }
+
+func (p fnProcessor) Process(rl *framework.ResourceList) error {
+	res, err := p.fn.Run(rl.Items, rl.FunctionConfig)
+	if err != nil {
+		return err
 	}
-	return err
+	rl.Items = res.Items
+	if res.Check == nil {
+		rl.Results = report.KRMResults(res.Diagnostics, res.Origins)
+		return nil
+	}
+	results, failing := report.CheckKRMResults(report.Check{Report: res.Check.Report, FailOn: string(res.Check.FailOn), Failing: res.Check.Failing})
+	rl.Results = results
+	if len(failing) > 0 {
+		return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d device-plugin request(s) fail the gate:\n%s", len(failing), failing.Error())}
+	}
+	return nil
 }
 
 // answerResourceList answers as `kubedra fn` in mode when stdin is the only

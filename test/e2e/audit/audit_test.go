@@ -65,7 +65,7 @@ type report struct {
 		Workloads, Pods             int
 	} `json:"workloads"`
 	Problems []struct {
-		Resource, Reason string
+		Severity, Rule, Resource, Message string
 	} `json:"problems"`
 }
 
@@ -401,7 +401,7 @@ func TestAuditRBAC(t *testing.T) {
 	}
 	forbidden := 0
 	for _, p := range r.Problems {
-		if strings.HasPrefix(p.Reason, "forbidden") {
+		if p.Severity == "error" && p.Rule == "cluster/unreadable" && strings.HasPrefix(p.Message, "could not read "+p.Resource+": forbidden") {
 			forbidden++
 		}
 	}

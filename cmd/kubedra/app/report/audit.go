@@ -123,10 +123,10 @@ func auditTable(out io.Writer, r *audit.Report, s Style) error {
 	}
 	if len(r.Problems) > 0 {
 		b.WriteString("\n")
-		b.WriteString(headerStyle.Render("Partial report: could not read"))
+		b.WriteString(headerStyle.Render("Partial report"))
 		b.WriteString("\n")
 		for _, p := range r.Problems {
-			b.WriteString("  " + p.Resource + ": " + p.Reason + "\n")
+			b.WriteString("  " + p.Message + "\n")
 		}
 	}
 	b.WriteString("\n")
@@ -236,9 +236,9 @@ func auditMarkdown(w io.Writer, r *audit.Report) error {
 		mdTable(&b, rows)
 	}
 	if len(r.Problems) > 0 {
-		b.WriteString("\n## Partial report: could not read\n\n")
+		b.WriteString("\n## Partial report\n\n")
 		for _, p := range r.Problems {
-			b.WriteString("- `" + p.Resource + "`: " + mdCell(p.Reason) + "\n")
+			b.WriteString("- " + mdCell(p.Message) + "\n")
 		}
 	}
 	b.WriteString("\n" + auditSummary(r) + "\n")

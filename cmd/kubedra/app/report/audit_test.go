@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubedra/kubedra/audit"
 	"github.com/kubedra/kubedra/internal/golden"
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -63,5 +64,27 @@ func TestAuditGolden(t *testing.T) {
 	var b bytes.Buffer
 	if err := Audit(&b, r, "csv", Style{}); err == nil {
 		t.Error("csv: want an error")
+	}
+}
+
+// TestAuditPartial renders what a read could not see: a type forbidden
+// (cluster/unreadable) and types a kubectl dump does not hold
+// (cluster/not-in-dump), each a diagnostic with its resource.
+func TestAuditPartial(t *testing.T) {
+	facts, err := cluster.ReadDump(strings.NewReader(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}]}`),
+		cluster.Scope{Resources: []string{"nodes", "pods", "resourcequotas"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts.Problems = append(inventory.Diagnostics{cluster.Problem("daemonsets.apps", "forbidden: daemonsets.apps is forbidden")}, facts.Problems...)
+	r := audit.Run(facts, audit.Options{Resolver: rules.Default()})
+	for _, format := range []Format{"table", "json", "markdown"} {
+		t.Run(string(format), func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Audit(&b, r, format, Style{Profile: colorprofile.NoTTY}); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "testdata/TestAuditPartial/"+string(format)+".golden", b.Bytes())
+		})
 	}
 }

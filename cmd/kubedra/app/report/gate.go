@@ -93,8 +93,8 @@ func displayPath(file string) string {
 }
 
 // CheckFormats are the formats `kubedra check` renders: the scan formats,
-// then the CI formats.
-var CheckFormats = NewFormats(append(append([]Format(nil), ScanFormats.Names...), "sarif", "junit", "markdown", "github")...)
+// then the CI formats, and krm (the results `kubedra fn` gives).
+var CheckFormats = NewFormats(append(append([]Format(nil), ScanFormats.Names...), "sarif", "junit", "markdown", "github", "krm")...)
 
 // RenderCheck writes c in format to w; style colours the table formats.
 func RenderCheck(w io.Writer, format Format, c Check, style Style) error {
@@ -107,6 +107,8 @@ func RenderCheck(w io.Writer, format Format, c Check, style Style) error {
 		return Markdown(w, c)
 	case "github":
 		return GitHub(w, c)
+	case "krm":
+		return KRM(w, c)
 	}
 	return Scan(w, c.Report, format, style)
 }

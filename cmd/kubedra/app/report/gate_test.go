@@ -68,8 +68,9 @@ func TestGolden(t *testing.T) {
 		"junit":    func(b *bytes.Buffer, c Check) error { return JUnit(b, c) },
 		"markdown": func(b *bytes.Buffer, c Check) error { return Markdown(b, c) },
 		"github":   func(b *bytes.Buffer, c Check) error { return GitHub(b, c) },
+		"krm":      func(b *bytes.Buffer, c Check) error { return KRM(b, c) },
 	}
-	ext := map[string]string{"sarif": "sarif", "junit": "xml", "markdown": "md", "github": "txt"}
+	ext := map[string]string{"sarif": "sarif", "junit": "xml", "markdown": "md", "github": "txt", "krm": "krm.yaml"}
 	for name, f := range formats {
 		for cname, c := range map[string]Check{"findings": fixture(), "empty": empty()} {
 			t.Run(name+"/"+cname, func(t *testing.T) {
