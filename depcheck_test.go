@@ -150,6 +150,8 @@ var layers = []struct {
 		why: "audit judges cluster facts"},
 	{pkg: "bundle", forbidden: []string{"inventory/files", "rewrite", "action", "audit", "cmd"},
 		why: "bundle builds the cutover kit from cluster facts"},
+	{pkg: "stream", forbidden: []string{"inventory/detect", "inventory/cluster", "rules", "rewrite", "action", "audit", "bundle", "cmd"},
+		why: "stream orders the stages of a run; the stages are its callers'"},
 	{pkg: "action", forbidden: []string{"cmd"},
 		why: "actions never touch flags, streams or exit codes"},
 }

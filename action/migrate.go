@@ -23,6 +23,7 @@ import (
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
+	"github.com/kubedra/kubedra/stream"
 )
 
 // MigrateOptions steer Migrate.
@@ -102,25 +103,19 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	if err != nil {
 		return nil, err
 	}
-	m.charts = in.charts(ctx, chartOptions{target: m.target, strategy: opts.Plan.Strategy, force: opts.Plan.Force, set: m.set, dopts: m.dopts})
+	m.charts = in.charts(ctx, chartOptions{target: opts.Plan.Target, strategy: opts.Plan.Strategy, force: opts.Plan.Force, set: m.set, dopts: m.dopts})
 	m.skip = owned(m.charts)
 	if err := m.prepass(ctx); err != nil {
 		return nil, err
 	}
-	// More readers than cores: a reader waiting for its turn to be written
-	// must not leave a core idle while a large file ahead is still parsed.
-	// Each holds at most a batch, and there are at most 8 of them.
-	cores := runtime.GOMAXPROCS(0)
-	fopts := files.Options{Dir: in.Dir, Ordered: true, Workers: min(4*cores, 8), Batch: batchSize, KeepData: true, Prepare: m.prepare,
+	fopts := files.Options{Dir: in.Dir, Workers: readers(), Batch: batchSize, KeepData: true,
 		Temporary: func(p string) { m.stale = append(m.stale, p) }, Skip: m.skip}
-	m.sem = make(chan struct{}, min(cores, 4))
-	err = files.Read(ctx, in.Paths, in.Stdin, fopts, m.file)
-	if m.emit != nil {
-		m.drain(true)
-	}
+	err = stream.Run(ctx, in.Paths, in.Stdin, fopts, stream.Stages[detected]{Prepare: m.prepare, Step: m.step})
 	if err != nil {
 		// Interrupted: nothing half written stays, no temporary file either.
-		m.abortAll()
+		if m.cur != nil && m.cur.out != nil {
+			m.cur.out.Abort()
+		}
 		return nil, err
 	}
 	m.removeStale()
@@ -133,6 +128,12 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	}
 	return m.done(), nil
 }
+
+// readers is how many files are read at once: more than cores, so that a
+// reader waiting for its turn to be written does not leave a core idle
+// while a large file ahead is still parsed. Each holds at most a batch,
+// and there are at most 8 of them.
+func readers() int { return min(4*runtime.GOMAXPROCS(0), 8) }
 
 // migrateDocuments migrates Input.Documents in memory: the migrate step of
 // a KRM function and of the chart strategy (charts.go), which reads no
@@ -178,9 +179,8 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &migration{set: set, places: places, in: in, opts: opts, planner: planner, resolver: resolver, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
-		target: popts.Target, params: plan.Parameters{},
-		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kz.failed(kdiags)}, prepared: map[*files.File]*prepared{}, kz: kz,
+	m := &migration{set: set, places: places, in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
+		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kz.failed(kdiags)}, kz: kz,
 		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
 	if opts.PlanOnly {
 		m.res.Plan = plan.NewPlan(popts)
@@ -202,12 +202,7 @@ type migration struct {
 	places  *sync.Map // path -> path relative to its input root
 	stale   []string  // temporary files of interrupted runs
 
-	mu       sync.Mutex
-	prepared map[*files.File]*prepared
-
 	cur    *fileState
-	queue  []*job
-	sem    chan struct{}
 	dcs    []*plan.Object
 	claims map[string][]*yaml.RNode // claims file -> new objects
 	kustom map[string][]string      // kustomization -> claims files to list
@@ -216,41 +211,26 @@ type migration struct {
 	// leaves the files they render out of the file walk.
 	charts []*chartRun
 	skip   func(string) bool
-	// target and params steer the DRA upgrade (upgrade.go).
-	target rules.Version
-	params plan.Parameters
 	// kz are the kustomize build units of the input (kustomize.go).
 	kz *kustomizeState
-	// resolver decides the workloads; govAll are the governance findings
-	// of the whole input, read before the stream (governance.go).
-	resolver plan.Resolver
-	govAll   []inventory.GovFinding
-	queued   []plan.KueueMapping // classes of Kueue-queued workloads
-	queuedAt *inventory.Finding  // the first of them (queuedUnmapped)
 	// memory is what the applier did to Input.Documents (documents).
 	memory *rewrite.Applied
 }
 
-// prepared is the order-free work on one batch, done on the goroutine that
-// read it: detection, and what the batch tells about existing objects.
-type prepared struct {
-	found detect.Result // everything detection finds in the batch
-	err   error         // detection hit a bug
+// detected is the order-free work on one batch, done on the goroutine
+// that read it: everything detection finds in it.
+type detected struct {
+	found detect.Result
+	err   error // detection hit a bug
 }
 
-func (m *migration) prepare(f *files.File) {
+func (m *migration) prepare(f *files.File) detected {
 	m.place(f)
-	p := &prepared{}
-	if err := guard(func() { m.detect(f, p) }); err != nil {
-		p = &prepared{err: err}
+	var p detected
+	if err := guard(func() { p.found = detect.All(f.Docs, m.dopts) }); err != nil {
+		p = detected{err: err}
 	}
-	m.mu.Lock()
-	m.prepared[f] = p
-	m.mu.Unlock()
-}
-
-func (m *migration) detect(f *files.File, p *prepared) {
-	p.found = detect.All(f.Docs, m.dopts)
+	return p
 }
 
 // place records the path of f relative to its input root, which names
@@ -266,18 +246,6 @@ func (m *migration) place(f *files.File) {
 		}
 	}
 	m.places.Store(f.Path, rel)
-}
-
-// abortAll drops the output of every file in progress.
-func (m *migration) abortAll() {
-	if m.cur != nil && m.cur.out != nil {
-		m.cur.out.Abort()
-	}
-	for _, j := range m.queue {
-		if j.st.out != nil {
-			j.st.out.Abort()
-		}
-	}
 }
 
 // removeStale removes, with -w, the temporary files that interrupted runs
@@ -320,20 +288,13 @@ func (m *migration) prepass(ctx context.Context) error {
 		return nil
 	}
 	var mu sync.Mutex
-	claim := []byte("ResourceClaim")
-	filter := func(doc []byte) bool { return bytes.Contains(doc, claim) || mayBeParameters(doc) || mayBeKueue(doc) }
-	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: filter, Skip: m.skip}
+	opts := files.Options{Dir: m.in.Dir, Batch: batchSize, Filter: detect.MayConcernOthers, Skip: m.skip}
 	return files.Read(ctx, paths, nil, opts, func(f *files.File) error {
 		found := detect.All(f.Docs, m.dopts)
-		gov := kueueFindings(found.Gov)
-
 		mu.Lock()
-		m.govAll = append(m.govAll, gov...)
-		m.queued = append(m.queued, m.queuedClasses(found.Findings)...)
+		defer mu.Unlock()
 		m.place(f)
-		m.planner.ReserveIn(f.Path, found.Claims...)
-		m.params.Add(found.DRA) // parameters are kept, the rest ignored
-		mu.Unlock()
+		m.planner.Learn(f.Path, found)
 		return nil
 	})
 }
@@ -369,20 +330,46 @@ type fileState struct {
 	pods map[rewrite.FieldSpec]bool
 }
 
-// file handles one batch of one file, in input order.
-func (m *migration) file(f *files.File) error {
-	m.mu.Lock()
-	p := m.prepared[f]
-	delete(m.prepared, f)
-	m.mu.Unlock()
-	if p == nil {
-		p = &prepared{}
-	}
+// step handles one batch of one file, in input order: what reading the
+// file said, the batch's plan, and its rewrite and write as the Job.
+func (m *migration) step(f *files.File, p detected) (stream.Job, error) {
 	st := m.cur
 	if f.Batch == 0 || st == nil {
 		st = &fileState{path: f.Path}
 		m.cur = st
 	}
+	m.admit(st, f, p)
+	fp := m.plan(st, f, p)
+	if f.Last {
+		m.cur = nil
+	}
+	if m.memory != nil {
+		m.applyMemory(st, f, fp)
+	}
+	if m.emit == nil || m.memory != nil {
+		if f.Last {
+			m.end(st)
+		}
+		return stream.Job{}, nil
+	}
+	b := &batch{st: st, f: f, fp: fp}
+	job := stream.Job{Finish: func() { m.write(b) }}
+	if fp != nil && !st.unread {
+		b.rewritten = true
+		job.Work = func() {
+			if err := guard(func() { b.res, b.err = rewrite.File(f.Data, f.Offset, f.Docs, fp) }); err != nil {
+				b.err = err
+			}
+		}
+	}
+	return job, nil
+}
+
+// admit records what reading the batch said: a document that does not
+// parse keeps its bytes and the others are migrated (scan reads them
+// too); a file not read, holding a template, or held by a kustomize patch
+// kubedra cannot migrate is left as it is, each request in it said so.
+func (m *migration) admit(st *fileState, f *files.File, p detected) {
 	for _, d := range f.Diagnostics {
 		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: d.Severity, Rule: d.Rule, File: d.File, Line: d.Line,
 			Message: "not migrated: " + d.Message})
@@ -390,9 +377,6 @@ func (m *migration) file(f *files.File) error {
 	if f.ParseErrors > 0 || f.Err != nil {
 		st.bad = true
 	}
-	// A document that does not parse keeps its bytes and the others are
-	// migrated (scan reads them too); a file not read, or holding a
-	// template, is left as it is.
 	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > f.ParseErrors {
 		st.unread = true
 	}
@@ -407,107 +391,63 @@ func (m *migration) file(f *files.File) error {
 		}
 	}
 	st.classes = append(st.classes, p.found.Classes...)
-	m.planner.ReserveIn(f.Path, p.found.Claims...)
+}
 
+// plan plans a batch of a file that can be migrated (plan.Planner.Batch:
+// device edits, DRA upgrades and governance edits in one FilePlan) and
+// keeps what the plan does until the file ends; nil: nothing to edit.
+func (m *migration) plan(st *fileState, f *files.File, p detected) *plan.FilePlan {
 	var r *plan.FileResult
 	if p.err == nil && !st.unread && st.failed == nil {
-		p.err = guard(func() { r = m.planner.File(f.Path, p.found.Findings) })
+		p.err = guard(func() { r = m.planner.Batch(f.Path, p.found) })
 	}
 	if p.err != nil && st.failed == nil {
 		st.failed = p.err
 	}
-	var fp *plan.FilePlan
-	if !st.unread && st.failed == nil {
-		st.diags = append(st.diags, r.Diagnostics...)
-		st.workloads = append(st.workloads, r.Workloads...)
-		m.dcs = append(m.dcs, r.DeviceClasses...)
-		st.planned += len(p.found.Findings)
-		if fp = r.Plan; fp != nil {
-			if m.res.Plan != nil {
-				st.plans = append(st.plans, fp)
-			}
-			if fp.ClaimsFile != "" {
-				st.claimsFile, st.kustomization = fp.ClaimsFile, fp.Kustomization
-			}
-			for _, dp := range fp.Docs {
-				st.migrated++
-				st.added += len(dp.Objects)
-			}
-			m.kz.record(st, p.found.Findings)
-		}
-		fp = m.upgrade(st, f.Path, p.found.DRA, fp)
-		fp = m.govern(st, f.Path, p.found.Gov, fp)
-	}
-	if f.Last {
-		m.cur = nil
-	}
-	if m.memory != nil {
-		m.applyMemory(st, f, fp)
-	}
-	if m.emit == nil || m.memory != nil {
-		if f.Last {
-			m.end(st)
-		}
+	if st.unread || st.failed != nil {
+		m.planner.ReserveIn(f.Path, p.found.Claims...)
 		return nil
 	}
-	m.enqueue(&job{st: st, f: f, fp: fp})
-	return nil
-}
-
-// job is one planned batch on its way out: rewritten in parallel with
-// later batches, written in input order.
-type job struct {
-	st   *fileState
-	f    *files.File
-	fp   *plan.FilePlan
-	done chan struct{} // closed when res and err are set; nil: no rewrite
-	res  rewrite.Result
-	err  error
-}
-
-// enqueue starts a batch's rewrite and writes the batches whose turn has
-// come. Rewrites run on up to cap(sem) goroutines, and at most twice as
-// many batches wait, so memory stays bounded.
-func (m *migration) enqueue(j *job) {
-	if j.fp != nil && !j.st.unread {
-		j.done = make(chan struct{})
-		m.sem <- struct{}{}
-		go func() {
-			defer func() { <-m.sem; close(j.done) }()
-			if err := guard(func() { j.res, j.err = rewrite.File(j.f.Data, j.f.Offset, j.f.Docs, j.fp) }); err != nil {
-				j.err = err
-			}
-		}()
+	st.diags = append(st.diags, r.Diagnostics...)
+	st.workloads = append(st.workloads, r.Workloads...)
+	m.dcs = append(m.dcs, r.DeviceClasses...)
+	st.planned += len(p.found.Findings)
+	fp := r.Plan
+	if fp == nil {
+		return nil
 	}
-	m.queue = append(m.queue, j)
-	m.drain(false)
+	if m.res.Plan != nil {
+		st.plans = append(st.plans, fp)
+	}
+	if fp.ClaimsFile != "" {
+		st.claimsFile, st.kustomization = fp.ClaimsFile, fp.Kustomization
+	}
+	for _, dp := range fp.Docs {
+		st.migrated++
+		st.added += len(dp.Objects)
+	}
+	if len(fp.Docs) > 0 {
+		m.kz.record(st, p.found.Findings)
+	}
+	st.upgraded += len(fp.Upgrades)
+	st.governed += len(fp.Governance)
+	return fp
 }
 
-// drain writes queued batches in order: those already rewritten, and, to
-// keep the queue short (or with all at the end), the ones it waits for.
-func (m *migration) drain(all bool) {
-	for len(m.queue) > 0 {
-		j := m.queue[0]
-		if j.done != nil {
-			if all || len(m.queue) > 2*cap(m.sem) {
-				<-j.done
-			} else {
-				select {
-				case <-j.done:
-				default:
-					return
-				}
-			}
-		}
-		m.queue[0] = nil
-		m.queue = m.queue[1:]
-		m.write(j)
-	}
+// batch is one planned batch on its way out: rewritten (when it has edits)
+// in parallel with later batches, written in input order.
+type batch struct {
+	st        *fileState
+	f         *files.File
+	fp        *plan.FilePlan
+	rewritten bool // res and err are set
+	res       rewrite.Result
+	err       error
 }
 
 // write hands one batch's pieces to its file's output, and ends the file
 // after its last batch.
-func (m *migration) write(j *job) {
+func (m *migration) write(j *batch) {
 	st, f := j.st, j.f
 	stream := m.emit.Mode == emit.Stream
 	// A file of several batches is written as it is read; a file of one
@@ -524,7 +464,7 @@ func (m *migration) write(j *job) {
 			st.failed = j.err
 		}
 		pieces := []rewrite.Piece{{Old: f.Data, New: f.Data}}
-		if j.done != nil && st.failed == nil {
+		if j.rewritten && st.failed == nil {
 			pieces = j.res.Pieces
 			st.claims = append(st.claims, j.res.Objects...)
 			m.failures(st, j.res.Failures)
@@ -749,10 +689,10 @@ func (m *migration) documents() {
 		docs[i] = &inventory.Document{Node: d.Node.Copy(), Origin: inventory.Origin{Path: "-", Index: i, Line: d.Origin.Line, ListIndex: -1}}
 	}
 	f := &files.File{Path: "-", Docs: docs, Last: true}
-	m.prepare(f)
-	m.queued = m.queuedClasses(m.prepared[f].found.Findings)
+	p := m.prepare(f)
+	m.planner.LearnQueued(p.found.Findings)
 	m.memory = &rewrite.Applied{}
-	_ = m.file(f)
+	_, _ = m.step(f, p)
 	res := m.res
 	failed := map[int]bool{}
 	for _, fl := range m.memory.Failures {
@@ -792,7 +732,7 @@ func (m *migration) applyMemory(st *fileState, f *files.File, fp *plan.FilePlan)
 // done finishes the result.
 func (m *migration) done() *MigrateResult {
 	r := m.res
-	if d := m.queuedUnmapped(); d != nil {
+	if d := m.planner.KueueUnmapped(); d != nil {
 		r.Diagnostics = append(r.Diagnostics, *d)
 	}
 	r.Added += len(m.dcs)

@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
+	"github.com/kubedra/kubedra/stream"
 )
 
 // ScanOptions steer Scan.
@@ -24,8 +24,9 @@ type ScanOptions struct {
 	Strict bool
 	// Ignore opts findings out (.kubedra.yaml), besides annotations.
 	Ignore *plan.Ignores
-	// OnFile, when set, is called as each file is read with the number of
-	// findings in it (a progress line); it is called concurrently.
+	// OnFile, when set, is called as each file (each batch of a large
+	// one) is read, in input order, with the number of findings in it (a
+	// progress line).
 	OnFile func(findings int)
 }
 
@@ -58,7 +59,6 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	}
 
 	var (
-		mu        sync.Mutex
 		found     detect.Result
 		diags     inventory.Diagnostics
 		nFiles    int
@@ -66,21 +66,25 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 		failed    int
 	)
 	runs := in.charts(ctx, chartOptions{target: opts.Target, set: set, dopts: dopts, installed: true})
-	fopts := files.Options{Dir: in.Dir, Batch: 256, Skip: owned(runs)}
+	fopts := files.Options{Dir: in.Dir, Workers: readers(), Batch: batchSize, Skip: owned(runs)}
 	if !opts.Strict {
 		fopts.Filter = detect.May
 	}
-	err := files.Read(ctx, in.Paths, in.Stdin, fopts, func(f *files.File) error {
-		var r detect.Result
-		bug := guard(func() { r = detect.All(f.Docs, dopts) })
-		mu.Lock()
-		defer mu.Unlock()
-		if bug != nil {
-			r = detect.Result{}
-			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: plan.RuleInternal, File: f.Path, Message: bug.Error()})
+	type detected struct {
+		found detect.Result
+		bug   error
+	}
+	prepare := func(f *files.File) (p detected) {
+		p.bug = guard(func() { p.found = detect.All(f.Docs, dopts) })
+		return p
+	}
+	step := func(f *files.File, p detected) (stream.Job, error) {
+		if p.bug != nil {
+			p.found = detect.Result{}
+			diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: plan.RuleInternal, File: f.Path, Message: p.bug.Error()})
 			failed++
 		}
-		found.Add(r)
+		found.Add(p.found)
 		diags = append(diags, f.Diagnostics...)
 		documents += f.Documents
 		failed += f.ParseErrors
@@ -91,10 +95,11 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 			nFiles++
 		}
 		if opts.OnFile != nil {
-			opts.OnFile(r.Len())
+			opts.OnFile(p.found.Len())
 		}
-		return nil
-	})
+		return stream.Job{}, nil
+	}
+	err := stream.Run(ctx, in.Paths, in.Stdin, fopts, stream.Stages[detected]{Prepare: prepare, Step: step})
 	if err != nil {
 		return nil, err
 	}

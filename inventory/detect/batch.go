@@ -1,6 +1,10 @@
 package detect
 
-import "github.com/kubedra/kubedra/inventory"
+import (
+	"bytes"
+
+	"github.com/kubedra/kubedra/inventory"
+)
 
 // Result is everything detection finds in a set of documents: device
 // requests (in manifests and in loose Helm values files), DRA objects
@@ -64,3 +68,21 @@ func (r Result) Len() int { return len(r.Findings) + len(r.DRA) + len(r.Gov) }
 // May reports whether a document's text may hold anything All finds: the
 // one byte pre-filter, so that documents that cannot matter are not parsed.
 func May(doc []byte) bool { return MayRequest(doc) || MayDRA(doc) || MayGovern(doc) }
+
+// MayConcernOthers reports whether a document's text may be something
+// that the plans of other files depend on: a ResourceClaim or
+// ResourceClaimTemplate (whose name a new object must not take), classic
+// DRA parameters (which a claim in another file refers to), or a Kueue
+// object (a Configuration must map what ClusterQueues and queued workloads
+// anywhere ask for). Migrate's first pass parses only those.
+func MayConcernOthers(doc []byte) bool {
+	if bytes.Contains(doc, []byte("ResourceClaim")) || bytes.Contains(doc, []byte("kueue.x-k8s.io")) {
+		return true
+	}
+	for _, g := range ParameterGroups {
+		if bytes.Contains(doc, []byte(g)) {
+			return true
+		}
+	}
+	return false
+}

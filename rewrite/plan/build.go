@@ -132,6 +132,15 @@ type Planner struct {
 	// encoding one goes through its typed API object.
 	encoded map[encodedKey]*yaml.RNode
 	scopes  map[string]string // folder -> naming scope (naming.go)
+	// params are the classic DRA parameter objects seen so far (a claim's
+	// parameters may be in another file); govAll the governance findings
+	// that judge a batch's (Learn: the whole input's ClusterQueues and
+	// Kueue Configurations); queued the classes of Kueue-queued workloads
+	// and queuedAt the first of them (batch.go).
+	params   Parameters
+	govAll   []inventory.GovFinding
+	queued   []KueueMapping
+	queuedAt *inventory.Finding
 }
 
 // NewPlanner checks the options and returns a Planner; an error means the
@@ -146,7 +155,7 @@ func NewPlanner(r Resolver, opts Options) (*Planner, error) {
 	if opts.Encoder == nil {
 		return nil, fmt.Errorf("no encoder for claims and DeviceClasses")
 	}
-	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}, sharedMade: map[string]bool{}, encoded: map[encodedKey]*yaml.RNode{}, scopes: map[string]string{}}
+	p := &Planner{opts: opts, r: r, names: map[string]owner{}, erns: map[string]bool{}, sharedMade: map[string]bool{}, encoded: map[encodedKey]*yaml.RNode{}, scopes: map[string]string{}, params: Parameters{}}
 	p.Reserve(opts.Existing...)
 	return p, nil
 }
