@@ -1,16 +1,12 @@
 package action
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -161,11 +157,12 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 		popts.Encoder = encoder{Set: set, force: popts.Force}
 	}
 	places := &sync.Map{}
-	var kz *kustomizeState
+	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
+	var tree *kustomize.Tree
 	var kdiags inventory.Diagnostics
 	if in.Documents == nil {
-		kz, kdiags = newKustomizeState(in, detect.Options{TemplatePaths: set.TemplatePaths()})
-		popts.Patch = kz.tree.PatchOf
+		tree, kdiags = kustomizeTree(in, dopts)
+		popts.Patch = tree.PatchOf
 		popts.Kustomization = in.kustomization
 		popts.DeviceClassFile = deviceClassFile(in)
 		popts.Place = func(path string) string {
@@ -179,9 +176,9 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &migration{set: set, places: places, in: in, opts: opts, planner: planner, dopts: detect.Options{TemplatePaths: set.TemplatePaths()},
-		res: &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kz.failed(kdiags)}, kz: kz,
-		claims: map[string][]*yaml.RNode{}, kustom: map[string][]string{}}
+	m := &migration{set: set, places: places, in: in, opts: opts, planner: planner, dopts: dopts, tree: tree,
+		res:   &MigrateResult{Diagnostics: append(inventory.Diagnostics{}, kdiags...), Failed: kustomize.FailedFiles(kdiags)},
+		sides: &plan.SideFiles{DeviceClassFile: popts.DeviceClassFile, Detect: dopts}}
 	if opts.PlanOnly {
 		m.res.Plan = plan.NewPlan(popts)
 	} else {
@@ -202,17 +199,17 @@ type migration struct {
 	places  *sync.Map // path -> path relative to its input root
 	stale   []string  // temporary files of interrupted runs
 
-	cur    *fileState
-	dcs    []*plan.Object
-	claims map[string][]*yaml.RNode // claims file -> new objects
-	kustom map[string][]string      // kustomization -> claims files to list
-	sides  []string                 // claims files and kustomizations, in order
+	cur *fileState
+	dcs []*plan.Object
+	// sides are the files the run adds to besides its inputs (claims
+	// files, kustomizations, the DeviceClass file).
+	sides *plan.SideFiles
 	// charts are the Helm charts among the inputs (charts.go); skip
 	// leaves the files they render out of the file walk.
 	charts []*chartRun
 	skip   func(string) bool
-	// kz are the kustomize build units of the input (kustomize.go).
-	kz *kustomizeState
+	// tree are the kustomize build units of the input (kustomize.go).
+	tree *kustomize.Tree
 	// memory is what the applier did to Input.Documents (documents).
 	memory *rewrite.Applied
 }
@@ -325,9 +322,9 @@ type fileState struct {
 	added         int
 	lastNew       []byte // Stream: the New text of the last batch (the stream's end)
 	classes       []*inventory.Document
-	// pods are the pod-spec paths of planned batches, for kustomize name
-	// references (only when the input has kustomizations).
-	pods map[rewrite.FieldSpec]bool
+	// pods are the pod-template paths of planned batches' workloads, for
+	// kustomize name references (only when the input has kustomizations).
+	pods []string
 }
 
 // step handles one batch of one file, in input order: what reading the
@@ -380,9 +377,9 @@ func (m *migration) admit(st *fileState, f *files.File, p detected) {
 	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > f.ParseErrors {
 		st.unread = true
 	}
-	if by := m.kz.heldBy(f.Path); by != "" && !st.unread {
+	if by := m.tree.HeldBy(f.Path); by != "" && !st.unread {
 		for _, x := range p.found.Findings {
-			m.res.Diagnostics = append(m.res.Diagnostics, heldDiagnostic(x, by))
+			m.res.Diagnostics = append(m.res.Diagnostics, kustomize.HeldDiagnostic(x, by))
 		}
 		st.unread = true
 	} else if st.unread {
@@ -426,8 +423,10 @@ func (m *migration) plan(st *fileState, f *files.File, p detected) *plan.FilePla
 		st.migrated++
 		st.added += len(dp.Objects)
 	}
-	if len(fp.Docs) > 0 {
-		m.kz.record(st, p.found.Findings)
+	if len(fp.Docs) > 0 && m.tree != nil && len(m.tree.Kustomizations) > 0 {
+		for _, x := range p.found.Findings {
+			st.pods = append(st.pods, x.PodTemplatePath)
+		}
 	}
 	st.upgraded += len(fp.Upgrades)
 	st.governed += len(fp.Governance)
@@ -529,8 +528,12 @@ func (m *migration) end(st *fileState) {
 	if st.bad {
 		res.Failed++ // documents that do not parse, or could not be edited
 	}
-	if st.migrated > 0 {
-		m.kz.migrated(st.path, st.pods)
+	if st.migrated > 0 && m.tree != nil {
+		// Every kustomization listing the file gets the name references.
+		for _, k := range m.tree.Listing(st.path) {
+			m.sides.NeedNameReferences(k.Path)
+		}
+		m.sides.AddPods(st.pods...)
 	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
@@ -541,7 +544,7 @@ func (m *migration) end(st *fileState) {
 		res.Plan.Files = append(res.Plan.Files, st.plans...)
 	}
 	if st.claimsFile != "" && len(st.claims) > 0 {
-		m.addClaims(st.claimsFile, st.kustomization, st.claims)
+		m.sides.AddClaims(st.claimsFile, st.kustomization, st.claims)
 	}
 }
 
@@ -576,27 +579,6 @@ func unreadDiagnostic(x inventory.Finding) inventory.Diagnostic {
 		Message: "left unchanged: the file has parts kubedra could not read (see above)", Fix: unreadFix}
 }
 
-// addClaims queues a file's new objects for its claims file, and the
-// claims file for the kustomization beside it.
-func (m *migration) addClaims(claimsFile, kustomization string, objs []*yaml.RNode) {
-	if _, ok := m.claims[claimsFile]; !ok {
-		m.sides = append(m.sides, claimsFile)
-	}
-	m.claims[claimsFile] = append(m.claims[claimsFile], objs...)
-	if kustomization == "" {
-		return
-	}
-	m.kz.needRefs(kustomization)
-	if _, ok := m.kustom[kustomization]; !ok {
-		m.sides = append(m.sides, kustomization)
-		m.kustom[kustomization] = nil
-	}
-	rel, _ := filepath.Rel(filepath.Dir(kustomization), claimsFile)
-	if !slices.Contains(m.kustom[kustomization], rel) {
-		m.kustom[kustomization] = append(m.kustom[kustomization], rel)
-	}
-}
-
 // appendClasses adds the DeviceClasses to the end of the stdin stream,
 // unless the stream holds them already.
 func (m *migration) appendClasses(st *fileState) error {
@@ -616,66 +598,28 @@ func (m *migration) classNodes() []*yaml.RNode {
 	return out
 }
 
-// sideFiles writes the files migrate adds to: claims files, the
-// kustomizations that list them, and the DeviceClass file.
+// sideFiles writes the files migrate adds to besides its inputs
+// (plan.SideFiles), each edited as rewrite.Side says.
 func (m *migration) sideFiles() {
-	// Claims files, the name-reference files, then the kustomizations
-	// that list them.
-	refs := m.nameRefEdits()
-	for _, path := range m.sides {
-		if objs, ok := m.claims[path]; ok {
-			m.side(path, func(old []byte) ([]byte, error) {
-				return rewrite.AppendObjects(old, files.Parse(path, old).Docs, objs)
-			})
-		}
-	}
-	m.writeNameRefs(refs)
-	for _, path := range m.sides {
-		if _, ok := m.claims[path]; ok {
-			continue
-		}
-		m.side(path, func(old []byte) ([]byte, error) {
-			for _, r := range m.kustom[path] {
-				var err error
-				if old, err = rewrite.AddEntry(old, "resources", r); err != nil {
-					return nil, err
-				}
+	for _, e := range m.sides.Edits(m.classNodes()) {
+		m.side(e.Path, func(old []byte) ([]byte, error) {
+			var existing []*inventory.Document
+			if len(e.Objects) > 0 {
+				existing = files.Parse(e.Path, old).Docs
 			}
-			if refs[path] {
-				return rewrite.AddEntry(old, "configurations", NameReferenceFile)
-			}
-			return old, nil
-		})
-	}
-	if path := deviceClassFile(m.in); len(m.dcs) > 0 && path != "" {
-		m.side(path, func(old []byte) ([]byte, error) {
-			return rewrite.AppendObjects(old, files.Parse(path, old).Docs, m.classNodes())
+			return rewrite.Side(old, existing, e)
 		})
 	}
 }
 
-// side edits (or creates) one side file.
+// side edits (or creates) one file that is not an input, through emit.
 func (m *migration) side(path string, edit func(old []byte) ([]byte, error)) {
-	fail := func(err error) { m.fail(path, err) }
-	old, err := os.ReadFile(m.in.open(path))
-	isNew := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !isNew {
-		fail(err)
-		return
-	}
-	nw, err := edit(old)
+	changed, err := m.emit.Edit(path, edit)
 	if err != nil {
-		fail(err)
-		return
+		m.fail(path, err)
+	} else if changed {
+		m.res.Changed++
 	}
-	if !isNew && bytes.Equal(old, nw) {
-		return
-	}
-	if err := m.emit.Emit(emit.Change{Path: path, Old: old, New: nw, IsNew: isNew}); err != nil {
-		fail(err)
-		return
-	}
-	m.res.Changed++
 }
 
 // documents migrates Input.Documents in memory (a KRM function's items,

@@ -8,6 +8,7 @@ import (
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
+	"github.com/kubedra/kubedra/inventory/kustomize"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 	"github.com/kubedra/kubedra/stream"
@@ -107,7 +108,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	// that sets a device, docs/migrate.md) are device requests no workload
 	// shows: they are errors here as they are in migrate, so check fails.
 	if kd := kustomizePatches(in, dopts); len(kd) > 0 {
-		failed += kustomizeFailed(kd)
+		failed += kustomize.FailedFiles(kd)
 		diags = append(diags, kd...)
 	}
 	cfs, cdiags, charts := chartFindings(runs)

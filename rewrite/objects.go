@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
 // AppendObjects adds objects as new documents at the end of a YAML stream
@@ -121,4 +122,38 @@ func AddEntry(src []byte, field, name string) ([]byte, error) {
 		out = append(out, '\n')
 	}
 	return append(out, field+":\n- "+entry+"\n"...), nil
+}
+
+// Side applies a side file's edit (plan.SideFiles) to its text: objects
+// appended (existing are the Documents read from src), entries added to a
+// kustomization's resources and configurations, or pod-spec paths merged
+// into a kustomize configurations file.
+func Side(src []byte, existing []*inventory.Document, e plan.SideEdit) ([]byte, error) {
+	out := src
+	var err error
+	if len(e.Objects) > 0 {
+		if out, err = AppendObjects(out, existing, e.Objects); err != nil {
+			return nil, err
+		}
+	}
+	if len(e.NameReferences) > 0 {
+		pods := make([]FieldSpec, len(e.NameReferences))
+		for i, p := range e.NameReferences {
+			pods[i] = FieldSpec{Path: p}
+		}
+		if out, err = NameReferences(out, pods); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range e.Resources {
+		if out, err = AddEntry(out, "resources", r); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range e.Configurations {
+		if out, err = AddEntry(out, "configurations", c); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -81,6 +81,8 @@ type Tree struct {
 	by map[string][]*listing
 	// bad are kustomizations holding a patch kubedra cannot migrate.
 	bad map[string]bool
+	// held is Held, made at the first HeldBy (after CheckPatches).
+	held map[string]string
 }
 
 type listing struct {
@@ -421,6 +423,39 @@ func (t *Tree) reach(k string, seen map[string]bool) {
 			t.reach(u.Path, seen)
 		}
 	}
+}
+
+// HeldBy returns the kustomization whose patch keeps the file at path
+// unchanged (Held), or "".
+func (t *Tree) HeldBy(path string) string {
+	if t == nil {
+		return ""
+	}
+	if t.held == nil {
+		t.held = t.Held()
+	}
+	return t.held[filepath.Clean(path)]
+}
+
+// FailedFiles counts the files of diags holding a patch kubedra cannot
+// migrate: their units are left as they were, and the run exits 1.
+func FailedFiles(diags inventory.Diagnostics) int {
+	files := map[string]bool{}
+	for _, d := range diags {
+		if d.Rule == RulePatch && d.Severity == inventory.Error {
+			files[d.File] = true
+		}
+	}
+	return len(files)
+}
+
+// HeldDiagnostic says a request stays because its build unit holds a patch
+// kubedra cannot migrate; by is that unit's kustomization (HeldBy).
+func HeldDiagnostic(x inventory.Finding, by string) inventory.Diagnostic {
+	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleHeld,
+		File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
+		Message: "left unchanged: " + by + " (or a kustomization sharing its bases) holds a patch kubedra cannot migrate (see above), and a base must be migrated the same way for every overlay",
+		Fix:     "rewrite that patch as a strategic-merge patch file, then migrate again"}
 }
 
 // Held returns the files migrate must leave unchanged: everything that a

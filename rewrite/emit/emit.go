@@ -2,6 +2,7 @@ package emit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -200,6 +201,26 @@ func (e *Emitter) Emit(c Change) error {
 	}
 	_, err = f.Commit()
 	return err
+}
+
+// Edit edits (or creates) the file at path, which the run did not read
+// as an input (a claims file, a kustomization, the DeviceClass file): it
+// reads the file as it is (nil when it does not exist), and writes what
+// edit makes of it, when that differs. changed reports a write.
+func (e *Emitter) Edit(path string, edit func(old []byte) ([]byte, error)) (changed bool, err error) {
+	old, err := os.ReadFile(e.open(path))
+	isNew := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !isNew {
+		return false, err
+	}
+	nw, err := edit(old)
+	if err != nil {
+		return false, err
+	}
+	if !isNew && bytes.Equal(old, nw) {
+		return false, nil
+	}
+	return true, e.Emit(Change{Path: path, Old: old, New: nw, IsNew: isNew})
 }
 
 // Diff renders one change as a unified diff (a/ and b/ prefixes, as git
