@@ -340,26 +340,35 @@ func (m *migration) step(f *files.File, p detected) (stream.Job, error) {
 	if f.Last {
 		m.cur = nil
 	}
-	if m.memory != nil {
-		m.applyMemory(st, f, fp)
-	}
-	if m.emit == nil || m.memory != nil {
-		if f.Last {
-			m.end(st)
-		}
-		return stream.Job{}, nil
-	}
 	b := &batch{st: st, f: f, fp: fp}
-	job := stream.Job{Finish: func() { m.write(b) }}
-	if fp != nil && !st.unread {
+	var job stream.Job
+	switch {
+	case m.memory != nil:
+		job.Finish = func() { m.keep(b) }
+	case m.emit != nil:
+		job.Finish = func() { m.write(b) }
+	case f.Last: // --plan
+		job.Finish = func() { m.end(st) }
+	}
+	if fp != nil && !st.unread && st.failed == nil && job.Finish != nil {
 		b.rewritten = true
 		job.Work = func() {
-			if err := guard(func() { b.res, b.err = rewrite.File(f.Data, f.Offset, f.Docs, fp) }); err != nil {
+			if err := guard(func() { b.apply(m.memory != nil) }); err != nil {
 				b.err = err
 			}
 		}
 	}
 	return job, nil
+}
+
+// apply runs the one applier on the batch: on its text (rewrite.File), or
+// on documents without text (rewrite.Documents).
+func (b *batch) apply(memory bool) {
+	if memory {
+		b.applied, b.err = rewrite.Documents(b.f.Docs, b.fp)
+		return
+	}
+	b.res, b.err = rewrite.File(b.f.Data, b.f.Offset, b.f.Docs, b.fp)
 }
 
 // admit records what reading the batch said: a document that does not
@@ -439,8 +448,9 @@ type batch struct {
 	st        *fileState
 	f         *files.File
 	fp        *plan.FilePlan
-	rewritten bool // res and err are set
+	rewritten bool // res (applied, for documents without text) and err are set
 	res       rewrite.Result
+	applied   rewrite.Applied
 	err       error
 }
 
@@ -633,10 +643,12 @@ func (m *migration) documents() {
 		docs[i] = &inventory.Document{Node: d.Node.Copy(), Origin: inventory.Origin{Path: "-", Index: i, Line: d.Origin.Line, ListIndex: -1}}
 	}
 	f := &files.File{Path: "-", Docs: docs, Last: true}
-	p := m.prepare(f)
-	m.planner.LearnQueued(p.found.Findings)
 	m.memory = &rewrite.Applied{}
-	_, _ = m.step(f, p)
+	_ = stream.One(f, stream.Stages[detected]{Prepare: func(f *files.File) detected {
+		p := m.prepare(f)
+		m.planner.LearnQueued(p.found.Findings)
+		return p
+	}, Step: m.step})
 	res := m.res
 	failed := map[int]bool{}
 	for _, fl := range m.memory.Failures {
@@ -654,23 +666,18 @@ func (m *migration) documents() {
 	res.Documents = append(res.Documents, m.classNodes()...)
 }
 
-// applyMemory applies a planned batch of documents without text
-// (documents): what enqueue and write do for a file's batch.
-func (m *migration) applyMemory(st *fileState, f *files.File, fp *plan.FilePlan) {
-	if fp == nil || st.unread || st.failed != nil {
-		return
+// keep records what the applier did to documents without text
+// (documents): what write does for a file's batch.
+func (m *migration) keep(b *batch) {
+	if st := b.st; b.rewritten && st.failed == nil {
+		if b.err != nil {
+			st.failed = b.err
+		} else {
+			*m.memory = b.applied
+			m.failures(st, b.applied.Failures)
+		}
 	}
-	var a rewrite.Applied
-	var err error
-	if bug := guard(func() { a, err = rewrite.Documents(f.Docs, fp) }); bug != nil {
-		err = bug
-	}
-	if err != nil {
-		st.failed = err
-		return
-	}
-	*m.memory = a
-	m.failures(st, a.Failures)
+	m.end(b.st)
 }
 
 // done finishes the result.

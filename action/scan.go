@@ -53,9 +53,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	iopts := plan.ItemOptions{Rules: rules.Options{Target: opts.Target}, Ignore: opts.Ignore}
 	if in.Documents != nil {
 		r := detect.All(in.Documents, dopts)
-		items, bugs := plan.Items(r.Findings, set, iopts)
-		items = withUpgrades(items, r.DRA, opts)
-		items = withGovernance(items, r.Gov, set, opts)
+		items, bugs := plan.AllItems(r, set, iopts)
 		return &ScanResult{Report: plan.NewReport(items, bugs, 0, len(in.Documents)), Diagnostics: bugs, Failed: len(bugs)}, nil
 	}
 
@@ -125,9 +123,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 			documents += len(cr.Rendered.Docs)
 		}
 	}
-	items, bugs := plan.Items(found.Findings, set, iopts)
-	items = withUpgrades(items, found.DRA, opts)
-	items = withGovernance(items, found.Gov, set, opts)
+	items, bugs := plan.AllItems(found, set, iopts)
 	diags = append(diags, bugs...)
 	failed += len(bugs)
 	slices.SortStableFunc(diags, func(a, b inventory.Diagnostic) int {
@@ -145,20 +141,4 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	rep := plan.NewReport(items, diags, nFiles, documents)
 	rep.Charts = charts
 	return &ScanResult{Report: rep, Diagnostics: diags, Failed: failed}, nil
-}
-
-// withUpgrades adds the findings about DRA written for earlier releases
-// (status dra-upgrade, or unmapped) to the device-plugin items, in order.
-func withUpgrades(items []plan.Item, dras []inventory.DRAFinding, opts ScanOptions) []plan.Item {
-	target := opts.Target
-	if target == (rules.Version{}) {
-		target = rules.DefaultTarget
-	}
-	ups := plan.UpgradeItems(dras, target, opts.Ignore)
-	if len(ups) == 0 {
-		return items
-	}
-	items = append(items, ups...)
-	plan.SortItems(items)
-	return items
 }

@@ -134,3 +134,24 @@ func (r *runner[P]) drain(all bool) {
 		}
 	}
 }
+
+// One runs the stages over one batch that was not read from a file
+// (documents in memory: a KRM function's items, a chart's render), as Run
+// would: prepare, step, work, finish.
+func One[P any](f *files.File, s Stages[P]) error {
+	var p P
+	if s.Prepare != nil {
+		p = s.Prepare(f)
+	}
+	job, err := s.Step(f, p)
+	if err != nil {
+		return err
+	}
+	if job.Work != nil {
+		job.Work()
+	}
+	if job.Finish != nil {
+		job.Finish()
+	}
+	return nil
+}

@@ -152,3 +152,27 @@ func (p *Planner) KueueUnmapped() *inventory.Diagnostic {
 		Message: "workloads in Kueue queues now claim devices of class " + strings.Join(classes, ", ") + ", and no Kueue Configuration in the input maps them: Kueue admits such a workload only when its Configuration has a deviceClassMappings entry for each class",
 		Fix:     "add to Kueue's Configuration (ConfigMap kueue-manager-config, controller_manager_config.yaml) and restart Kueue, or migrate with the Configuration among the inputs:\n" + KueueSnippet(need)}
 }
+
+// AllItems are the Items of everything detection found (scan, check): the
+// device-plugin requests, DRA written for an earlier release against the
+// target (status dra-upgrade, or unmapped) and the objects that count or
+// govern devices, judged as migrate's default strategy (claims) would
+// leave them, in order. A zero target is rules.DefaultTarget.
+func AllItems(found detect.Result, r Resolver, opts ItemOptions) ([]Item, inventory.Diagnostics) {
+	items, bugs := Items(found.Findings, r, opts)
+	target := opts.Rules.Target
+	if target == (rules.Version{}) {
+		target = rules.DefaultTarget
+	}
+	ups := UpgradeItems(found.DRA, target, opts.Ignore)
+	var govs []Item
+	if len(found.Gov) > 0 {
+		gopts := GovOptions{Resolver: r, Strategy: Claims, Target: target, Ignore: opts.Ignore, Queued: KueueQueued(items, false)}
+		govs = GovernanceItems(found.Gov, gopts)
+	}
+	if len(ups)+len(govs) > 0 {
+		items = append(append(items, ups...), govs...)
+		SortItems(items)
+	}
+	return items, bugs
+}
