@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -72,11 +70,7 @@ func (fn Fn) Run(items []*yaml.RNode, fc *yaml.RNode) (*FnResult, error) {
 			return nil, fmt.Errorf("functionConfig: %w", err)
 		}
 	}
-	docs := make([]*inventory.Document, len(items))
-	for i, item := range items {
-		path, idx := itemOrigin(item, i)
-		docs[i] = &inventory.Document{Node: item, Origin: inventory.Origin{Path: path, Index: idx, Line: item.YNode().Line, ListIndex: -1}}
-	}
+	docs := files.Items(items)
 	ctx := context.Background()
 	if cfg.Mode == "migrate" {
 		popts := plan.Options{Strategy: plan.Strategy(cmp.Or(cfg.Strategy, string(plan.Claims))), Target: target,
@@ -104,18 +98,6 @@ func (fn Fn) Run(items []*yaml.RNode, fc *yaml.RNode) (*FnResult, error) {
 
 func objectOf(n *yaml.RNode) *inventory.ObjectRef {
 	return &inventory.ObjectRef{APIVersion: n.GetApiVersion(), Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}
-}
-
-// itemOrigin reads the file path and index that kustomize, kpt or kio put
-// in an item's annotations ("" and the item's position when there are none).
-func itemOrigin(item *yaml.RNode, pos int) (string, int) {
-	a := item.GetAnnotations()
-	path := cmp.Or(a[kioutil.PathAnnotation], a[kioutil.LegacyPathAnnotation])
-	idx := cmp.Or(a[kioutil.IndexAnnotation], a[kioutil.LegacyIndexAnnotation])
-	if n, err := strconv.Atoi(idx); err == nil {
-		return path, n
-	}
-	return path, pos
 }
 
 // ParseFnConfig decodes a functionConfig; mode is the default mode.
@@ -150,25 +132,4 @@ func ParseFnConfig(fc *yaml.RNode, mode string) (FnConfig, error) {
 		return cfg, fmt.Errorf("functionConfig: failOn %q: use any, lossy or unmapped", cfg.FailOn)
 	}
 	return cfg, nil
-}
-
-// resourceListHeader and resourceListKind match the top-level apiVersion
-// and kind of a KRM ResourceList; documentEnd a document marker.
-var (
-	resourceListHeader = regexp.MustCompile(`(?m)^apiVersion: *["']?config\.kubernetes\.io/v1["']? *$`)
-	resourceListKind   = regexp.MustCompile(`(?m)^kind: *["']?ResourceList["']? *$`)
-	documentEnd        = regexp.MustCompile(`(?m)^(---|\.\.\.)[ \t]*$`)
-)
-
-// IsResourceList reports whether a stream that starts with head is a KRM
-// ResourceList: its first document has the ResourceList apiVersion and
-// kind at the top level (kustomize and kpt write them first).
-func IsResourceList(head []byte) bool {
-	if m := documentEnd.FindIndex(head); m != nil && m[0] == 0 {
-		head = head[m[1]:] // a leading marker opens the first document
-	}
-	if m := documentEnd.FindIndex(head); m != nil {
-		head = head[:m[0]]
-	}
-	return resourceListHeader.Match(head) && resourceListKind.Match(head)
 }

@@ -79,7 +79,7 @@ type MigrateResult struct {
 const (
 	RuleUnreadParts = "migrate/unread-parts"
 	RuleRewrite     = "migrate/rewrite-failed"
-	RuleStale       = "migrate/stale-temporary"
+	RuleStale       = emit.RuleStale
 )
 
 // batchSize bounds the documents of one file held at once.
@@ -114,7 +114,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 		}
 		return nil, err
 	}
-	m.removeStale()
+	m.res.Diagnostics = append(m.res.Diagnostics, m.emit.Stale(m.stale)...)
 	m.chartResults()
 	if m.emit != nil {
 		m.sideFiles()
@@ -243,29 +243,6 @@ func (m *migration) place(f *files.File) {
 		}
 	}
 	m.places.Store(f.Path, rel)
-}
-
-// removeStale removes, with -w, the temporary files that interrupted runs
-// left in the tree, and says so; other modes only say so.
-func (m *migration) removeStale() {
-	if len(m.stale) == 0 {
-		return
-	}
-	if m.emit == nil || m.emit.Mode != emit.Write {
-		for _, p := range m.stale {
-			m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleStale, File: p,
-				Message: "a temporary file left by an interrupted kubedra run", Fix: "remove it (migrate -w removes it)"})
-		}
-		return
-	}
-	removed, err := emit.RemoveStale(m.stale)
-	for _, p := range removed {
-		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Info, Rule: RuleStale, File: p,
-			Message: "removed a temporary file left by an interrupted kubedra run"})
-	}
-	if err != nil {
-		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleStale, Message: err.Error()})
-	}
 }
 
 // prepass reads the files once before the stream, parsing only documents

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // keptBits are the mode bits a rewritten file keeps: permissions and the
@@ -70,6 +72,32 @@ func RemoveTemporary() []string {
 		delete(temps.names, name)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// RuleStale is the rule id of a temporary file an interrupted run left.
+const RuleStale = "migrate/stale-temporary"
+
+// Stale removes, when writing in place, the temporary files that
+// interrupted runs left in the tree (paths as inventory/files found them),
+// and says so; other modes (and a nil Emitter: migrate --plan) only say so.
+func (e *Emitter) Stale(paths []string) inventory.Diagnostics {
+	var out inventory.Diagnostics
+	if e == nil || e.Mode != Write {
+		for _, p := range paths {
+			out = append(out, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleStale, File: p,
+				Message: "a temporary file left by an interrupted kubedra run", Fix: "remove it (migrate -w removes it)"})
+		}
+		return out
+	}
+	removed, err := RemoveStale(paths)
+	for _, p := range removed {
+		out = append(out, inventory.Diagnostic{Severity: inventory.Info, Rule: RuleStale, File: p,
+			Message: "removed a temporary file left by an interrupted kubedra run"})
+	}
+	if err != nil {
+		out = append(out, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleStale, Message: err.Error()})
+	}
 	return out
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
+	"github.com/kubedra/kubedra/inventory/files"
 )
 
 // NewCmdFn builds `kubedra fn`, a KRM function (config.kubernetes.io/v1
@@ -109,7 +110,7 @@ func answerResourceList(streams *IOStreams, paths []string, mode string) (done b
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return true, fmt.Errorf("reading stdin: %w", err)
 	}
-	if !action.IsResourceList(head) {
+	if !files.IsResourceList(head) {
 		return false, nil
 	}
 	return true, fnRun(*streams, br, mode)
