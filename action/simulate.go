@@ -13,7 +13,6 @@ import (
 
 	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -257,14 +256,14 @@ func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version,
 func withoutServed(alloc map[string]int64, n simulate.NodeSpec) map[string]int64 {
 	families := map[string]bool{}
 	for d := range n.Devices {
-		families[cluster.FamilyOfDriver(d)] = true
+		families[detect.FamilyOfDriver(d)] = true
 	}
 	for _, s := range n.Slices {
-		families[cluster.FamilyOfDriver(s.Spec.Driver)] = true
+		families[detect.FamilyOfDriver(s.Spec.Driver)] = true
 	}
 	out := map[string]int64{}
 	for r, v := range alloc {
-		if f := cluster.FamilyOfResource(r); f == "" || !families[f] {
+		if f := detect.FamilyOfResource(r); f == "" || !families[f] {
 			out[r] = v
 		}
 	}
