@@ -83,7 +83,7 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 	}
 	bm, am := simulate.Collect(before, dopts), simulate.Collect(after, dopts)
 	res.Diagnostics = append(append(res.Diagnostics, bm.Diagnostics...), am.Diagnostics...)
-	catalogue, err := catalogueClasses()
+	catalogue, err := bundle.CatalogueClasses()
 	if err != nil {
 		return nil, err
 	}
@@ -153,33 +153,6 @@ func readInventory(dir, path string) (*simulate.Inventory, error) {
 		return nil, fmt.Errorf("reading node inventory: %w", err)
 	}
 	return simulate.ParseInventory(path, data)
-}
-
-// catalogueClasses are the DeviceClasses the drivers of the bundle
-// catalogue install.
-func catalogueClasses() ([]*resourceapi.DeviceClass, error) {
-	drivers, err := bundle.Catalogue()
-	if err != nil {
-		return nil, err
-	}
-	var out []*resourceapi.DeviceClass
-	for _, d := range drivers {
-		for _, c := range d.DeviceClasses {
-			dc := &resourceapi.DeviceClass{}
-			dc.Name = c.Name
-			dc.Spec.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: c.Selector}}}
-			if c.ExtendedResourceName != "" {
-				dc.Spec.ExtendedResourceName = &c.ExtendedResourceName
-			}
-			out = append(out, dc)
-		}
-	}
-	// Reference drivers the bundle does not install yet; their charts
-	// create these classes (shared/reference/dra.md §5.7).
-	tpu := &resourceapi.DeviceClass{}
-	tpu.Name = "tpu.google.com"
-	tpu.Spec.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "tpu.google.com"`}}}
-	return append(out, tpu), nil
 }
 
 // classes are the catalogue's classes, replaced or joined by those of the
