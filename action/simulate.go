@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"sort"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -46,8 +46,8 @@ type SimulateResult struct {
 }
 
 // RuleSimulateCordoned is the rule id of a cordoned node simulate places
-// pods on anyway.
-const RuleSimulateCordoned = "simulate/cordoned"
+// pods on anyway (simulate.RuleCordoned).
+const RuleSimulateCordoned = simulate.RuleCordoned
 
 // Simulate packs the workloads of in onto the nodes before the move (the
 // manifests as given, pools on device plugins) and after it (the migrated
@@ -93,7 +93,7 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 		if err != nil {
 			return nil, err
 		}
-		bw, aw = simulate.Worlds(inv, opts.Target, classes(catalogue, bm.Classes), classes(catalogue, am.Classes))
+		bw, aw = simulate.Worlds(inv, opts.Target, simulate.MergeClasses(catalogue, bm.Classes), simulate.MergeClasses(catalogue, am.Classes))
 	} else {
 		if bw, aw, err = clusterWorlds(ctx, opts.Cluster, opts.Target, catalogue, bm, am, res); err != nil {
 			return nil, err
@@ -155,28 +155,9 @@ func readInventory(dir, path string) (*simulate.Inventory, error) {
 	return simulate.ParseInventory(path, data)
 }
 
-// classes are the catalogue's classes, replaced or joined by those of the
-// manifests.
-func classes(catalogue, manifests []*resourceapi.DeviceClass) []*resourceapi.DeviceClass {
-	byName := map[string]*resourceapi.DeviceClass{}
-	for _, c := range catalogue {
-		byName[c.Name] = c
-	}
-	for _, c := range manifests {
-		byName[c.Name] = c
-	}
-	out := make([]*resourceapi.DeviceClass, 0, len(byName))
-	for _, c := range byName {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// clusterWorlds builds the worlds from a cluster (or a dump): before is
-// the nodes as they are; after moves every node whose devices a DRA
-// driver can publish (its ResourceSlices in the dump, else the built-in
-// shape of its instance type) to DRA.
+// clusterWorlds builds the worlds from a cluster (or a dump), whose
+// DeviceClasses join the catalogue's and whose ResourceSlices make their
+// nodes DRA (simulate.ClusterWorlds).
 func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version, catalogue []*resourceapi.DeviceClass, bm, am *simulate.Manifests, res *SimulateResult) (*simulate.World, *simulate.World, error) {
 	facts, err := ReadCluster(ctx, src)
 	if err != nil {
@@ -189,56 +170,26 @@ func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version,
 	if src.Dump != "" && src.Dump != "-" {
 		slices, dcs = dumpObjects(ctx, src, res)
 	}
-	cat := classes(catalogue, dcs)
-	bw := simulate.NewWorld("before", target, classes(cat, bm.Classes))
-	aw := simulate.NewWorld("after", target, classes(cat, am.Classes))
-	for _, n := range facts.Nodes {
+	cat := simulate.MergeClasses(catalogue, dcs)
+	bw, aw, diags := simulate.ClusterWorlds(clusterNodes(facts.Nodes, slices), target, simulate.MergeClasses(cat, bm.Classes), simulate.MergeClasses(cat, am.Classes))
+	res.Diagnostics = append(res.Diagnostics, diags...)
+	return bw, aw, nil
+}
+
+// clusterNodes are the nodes as simulate takes them: their allocatable
+// quantities as numbers (one that does not parse is left out), with the
+// ResourceSlices of each.
+func clusterNodes(nodes []cluster.Node, slices map[string][]*resourceapi.ResourceSlice) []simulate.ClusterNode {
+	out := make([]simulate.ClusterNode, 0, len(nodes))
+	for _, n := range nodes {
 		alloc := map[string]int64{}
 		for r, v := range n.Allocatable {
 			if q, err := resource.ParseQuantity(v); err == nil {
 				alloc[r] = q.Value()
 			}
 		}
-		pool := n.PoolName()
-		spec := simulate.NodeSpec{Name: n.Name, Pool: pool, Shape: n.InstanceType, Labels: n.Labels, Taints: n.Taints, Allocatable: alloc, Mode: simulate.ModePlugin}
-		if sl := slices[n.Name]; len(sl) > 0 {
-			spec.Mode, spec.Slices = simulate.ModeDRA, sl
-		}
-		bw.AddNode(spec)
-		after := spec
-		if after.Mode == simulate.ModePlugin {
-			if shape, ok := simulate.LookupShape(n.InstanceType); ok {
-				after.Mode = simulate.ModeDRA
-				after.Devices = shape.DRAView(simulate.PoolOptions{}).Devices
-			}
-		}
-		if after.Mode == simulate.ModeDRA {
-			after.Allocatable = withoutServed(alloc, after)
-		}
-		aw.AddNode(after)
-		if n.Unschedulable {
-			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Info, Rule: RuleSimulateCordoned,
-				Message: fmt.Sprintf("node %s is cordoned; simulate places pods on it anyway", n.Name)})
-		}
-	}
-	return bw, aw, nil
-}
-
-// withoutServed drops the extended resources of the device families a
-// DRA node's drivers serve: the device plugins are gone there.
-func withoutServed(alloc map[string]int64, n simulate.NodeSpec) map[string]int64 {
-	families := map[string]bool{}
-	for d := range n.Devices {
-		families[detect.FamilyOfDriver(d)] = true
-	}
-	for _, s := range n.Slices {
-		families[detect.FamilyOfDriver(s.Spec.Driver)] = true
-	}
-	out := map[string]int64{}
-	for r, v := range alloc {
-		if f := detect.FamilyOfResource(r); f == "" || !families[f] {
-			out[r] = v
-		}
+		out = append(out, simulate.ClusterNode{Name: n.Name, Pool: n.PoolName(), InstanceType: n.InstanceType, Labels: n.Labels, Taints: n.Taints,
+			Allocatable: alloc, Slices: slices[n.Name], Unschedulable: n.Unschedulable})
 	}
 	return out
 }
