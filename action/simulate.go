@@ -2,13 +2,11 @@ package action
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
@@ -107,12 +105,6 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 	return res, nil
 }
 
-// bad records that the object of d, in the dump src, could not be decoded.
-func (r *SimulateResult) bad(src string, d *inventory.Document, err error) {
-	r.Diagnostics = append(r.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: simulate.RuleBadInput, File: src, Line: d.Origin.Line,
-		Object: objectOf(d.Node), Message: err.Error()})
-}
-
 // readDocuments reads every document of in (the charts among its folders
 // rendered); what cannot be read is a diagnostic.
 func readDocuments(ctx context.Context, in Input, res *SimulateResult, copts chartOptions) ([]*inventory.Document, error) {
@@ -166,12 +158,16 @@ func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version,
 	if len(facts.Nodes) == 0 {
 		return nil, nil, fmt.Errorf("%s has no nodes to simulate on", src)
 	}
-	slices, dcs := map[string][]*resourceapi.ResourceSlice{}, []*resourceapi.DeviceClass(nil)
+	dump := &cluster.DumpDevices{}
 	if src.Dump != "" && src.Dump != "-" {
-		slices, dcs = dumpObjects(ctx, src, res)
+		dump = cluster.ReadDumpDevices(ctx, src.Dump, src.Dir)
 	}
-	cat := simulate.MergeClasses(catalogue, dcs)
-	bw, aw, diags := simulate.ClusterWorlds(clusterNodes(facts.Nodes, slices), target, simulate.MergeClasses(cat, bm.Classes), simulate.MergeClasses(cat, am.Classes))
+	for _, b := range dump.Bad {
+		res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: simulate.RuleBadInput, File: src.Dump,
+			Line: b.Doc.Origin.Line, Object: objectOf(b.Doc.Node), Message: b.Err.Error()})
+	}
+	cat := simulate.MergeClasses(catalogue, dump.Classes)
+	bw, aw, diags := simulate.ClusterWorlds(clusterNodes(facts.Nodes, dump.Slices), target, simulate.MergeClasses(cat, bm.Classes), simulate.MergeClasses(cat, am.Classes))
 	res.Diagnostics = append(res.Diagnostics, diags...)
 	return bw, aw, nil
 }
@@ -192,46 +188,4 @@ func clusterNodes(nodes []cluster.Node, slices map[string][]*resourceapi.Resourc
 			Allocatable: alloc, Slices: slices[n.Name], Unschedulable: n.Unschedulable})
 	}
 	return out
-}
-
-// dumpObjects reads the whole ResourceSlices (by node) and DeviceClasses
-// of a dump file, which cluster Facts only count.
-func dumpObjects(ctx context.Context, src ClusterSource, res *SimulateResult) (map[string][]*resourceapi.ResourceSlice, []*resourceapi.DeviceClass) {
-	slices := map[string][]*resourceapi.ResourceSlice{}
-	var dcs []*resourceapi.DeviceClass
-	_ = files.Read(ctx, []string{src.Dump}, nil, files.Options{Dir: src.Dir, Ordered: true}, func(f *files.File) error {
-		for _, d := range f.Docs {
-			if d.Node.GetApiVersion() != "resource.k8s.io/v1" {
-				continue
-			}
-			switch d.Node.GetKind() {
-			case "ResourceSlice":
-				var s resourceapi.ResourceSlice
-				if err := decode(d.Node, &s); err != nil {
-					res.bad(src.Dump, d, err)
-					continue
-				}
-				if s.Spec.NodeName != nil {
-					slices[*s.Spec.NodeName] = append(slices[*s.Spec.NodeName], &s)
-				}
-			case "DeviceClass":
-				var c resourceapi.DeviceClass
-				if err := decode(d.Node, &c); err != nil {
-					res.bad(src.Dump, d, err)
-					continue
-				}
-				dcs = append(dcs, &c)
-			}
-		}
-		return nil
-	})
-	return slices, dcs
-}
-
-func decode(n *yaml.RNode, into any) error {
-	data, err := n.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, into)
 }
