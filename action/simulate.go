@@ -6,13 +6,11 @@ import (
 	"os"
 
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/inventory/detect"
-	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 	"github.com/kubedra/kubedra/simulate"
@@ -43,10 +41,6 @@ type SimulateResult struct {
 	Diagnostics inventory.Diagnostics
 }
 
-// RuleSimulateCordoned is the rule id of a cordoned node simulate places
-// pods on anyway (simulate.RuleCordoned).
-const RuleSimulateCordoned = simulate.RuleCordoned
-
 // Simulate packs the workloads of in onto the nodes before the move (the
 // manifests as given, pools on device plugins) and after it (the migrated
 // manifests, pools on DRA), with the scheduler's DRA allocator, and
@@ -58,20 +52,19 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 	res := &SimulateResult{Diagnostics: inventory.Diagnostics{}}
 	set := loadRules(opts.Rules)
 	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
-
-	before, err := readDocuments(ctx, in, res, chartOptions{target: opts.Target, set: set, dopts: dopts, render: true})
+	copts := chartOptions{target: opts.Target, set: set, dopts: dopts, render: true}
+	before, err := in.documents(ctx, copts, &res.Diagnostics)
 	if err != nil {
 		return nil, err
 	}
 	var after []*inventory.Document
 	if opts.After != nil {
-		if after, err = readDocuments(ctx, Input{Paths: opts.After, Dir: in.Dir, Charts: in.Charts}, res, chartOptions{target: opts.Target, set: set, dopts: dopts, render: true}); err != nil {
+		if after, err = (Input{Paths: opts.After, Dir: in.Dir, Charts: in.Charts}).documents(ctx, copts, &res.Diagnostics); err != nil {
 			return nil, err
 		}
 	} else {
-		popts := opts.Plan
-		popts.Target = opts.Target
-		m, err := Migrate(ctx, Input{Documents: before}, MigrateOptions{Rules: set, Plan: popts})
+		opts.Plan.Target = opts.Target
+		m, err := Migrate(ctx, Input{Documents: before}, MigrateOptions{Rules: set, Plan: opts.Plan})
 		if err != nil {
 			return nil, fmt.Errorf("migrating in memory: %w", err)
 		}
@@ -92,10 +85,8 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 			return nil, err
 		}
 		bw, aw = simulate.Worlds(inv, opts.Target, simulate.MergeClasses(catalogue, bm.Classes), simulate.MergeClasses(catalogue, am.Classes))
-	} else {
-		if bw, aw, err = clusterWorlds(ctx, opts.Cluster, opts.Target, catalogue, bm, am, res); err != nil {
-			return nil, err
-		}
+	} else if bw, aw, err = clusterWorlds(ctx, opts.Cluster, opts.Target, catalogue, bm, am, res); err != nil {
+		return nil, err
 	}
 	r, err := simulate.Run(ctx, bw, aw, bm, am)
 	if err != nil {
@@ -105,40 +96,7 @@ func Simulate(ctx context.Context, in Input, opts SimulateOptions) (*SimulateRes
 	return res, nil
 }
 
-// readDocuments reads every document of in (the charts among its folders
-// rendered); what cannot be read is a diagnostic.
-func readDocuments(ctx context.Context, in Input, res *SimulateResult, copts chartOptions) ([]*inventory.Document, error) {
-	if in.Documents != nil {
-		return in.Documents, nil
-	}
-	var docs []*inventory.Document
-	runs := in.charts(ctx, copts)
-	for _, cr := range runs {
-		for _, d := range cr.Diagnostics {
-			if d.Severity == inventory.Error {
-				res.Diagnostics = append(res.Diagnostics, d)
-			}
-		}
-		if cr.Rendered != nil {
-			docs = append(docs, cr.Rendered.Docs...)
-		}
-	}
-	err := files.Read(ctx, in.Paths, in.Stdin, files.Options{Dir: in.Dir, Ordered: true, Skip: owned(runs)}, func(f *files.File) error {
-		for _, d := range f.Diagnostics {
-			if d.Severity == inventory.Error {
-				d.File = in.name(d.File)
-				res.Diagnostics = append(res.Diagnostics, d)
-			}
-		}
-		for _, d := range f.Docs {
-			d.Origin.Path = in.name(d.Origin.Path)
-		}
-		docs = append(docs, f.Docs...)
-		return nil
-	})
-	return docs, err
-}
-
+// readInventory reads and parses the NodeInventory file path.
 func readInventory(dir, path string) (*simulate.Inventory, error) {
 	data, err := os.ReadFile(inventory.Resolve(dir, path))
 	if err != nil {
@@ -147,9 +105,10 @@ func readInventory(dir, path string) (*simulate.Inventory, error) {
 	return simulate.ParseInventory(path, data)
 }
 
-// clusterWorlds builds the worlds from a cluster (or a dump), whose
-// DeviceClasses join the catalogue's and whose ResourceSlices make their
-// nodes DRA (simulate.ClusterWorlds).
+// clusterWorlds builds the worlds from the nodes of a cluster (or a dump)
+// with simulate.ClusterWorlds: a dump's DeviceClasses join the catalogue's,
+// its ResourceSlices go with their nodes, and its objects that do not
+// decode are simulate/bad-input at their line.
 func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version, catalogue []*resourceapi.DeviceClass, bm, am *simulate.Manifests, res *SimulateResult) (*simulate.World, *simulate.World, error) {
 	facts, err := ReadCluster(ctx, src)
 	if err != nil {
@@ -166,26 +125,13 @@ func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version,
 		res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: simulate.RuleBadInput, File: src.Dump,
 			Line: b.Doc.Origin.Line, Object: objectOf(b.Doc.Node), Message: b.Err.Error()})
 	}
+	nodes := make([]simulate.ClusterNode, 0, len(facts.Nodes))
+	for _, n := range facts.Nodes {
+		nodes = append(nodes, simulate.ClusterNode{Name: n.Name, Pool: n.PoolName(), InstanceType: n.InstanceType, Labels: n.Labels, Taints: n.Taints,
+			Allocatable: n.AllocatableCounts(), Slices: dump.Slices[n.Name], Unschedulable: n.Unschedulable})
+	}
 	cat := simulate.MergeClasses(catalogue, dump.Classes)
-	bw, aw, diags := simulate.ClusterWorlds(clusterNodes(facts.Nodes, dump.Slices), target, simulate.MergeClasses(cat, bm.Classes), simulate.MergeClasses(cat, am.Classes))
+	bw, aw, diags := simulate.ClusterWorlds(nodes, target, simulate.MergeClasses(cat, bm.Classes), simulate.MergeClasses(cat, am.Classes))
 	res.Diagnostics = append(res.Diagnostics, diags...)
 	return bw, aw, nil
-}
-
-// clusterNodes are the nodes as simulate takes them: their allocatable
-// quantities as numbers (one that does not parse is left out), with the
-// ResourceSlices of each.
-func clusterNodes(nodes []cluster.Node, slices map[string][]*resourceapi.ResourceSlice) []simulate.ClusterNode {
-	out := make([]simulate.ClusterNode, 0, len(nodes))
-	for _, n := range nodes {
-		alloc := map[string]int64{}
-		for r, v := range n.Allocatable {
-			if q, err := resource.ParseQuantity(v); err == nil {
-				alloc[r] = q.Value()
-			}
-		}
-		out = append(out, simulate.ClusterNode{Name: n.Name, Pool: n.PoolName(), InstanceType: n.InstanceType, Labels: n.Labels, Taints: n.Taints,
-			Allocatable: alloc, Slices: slices[n.Name], Unschedulable: n.Unschedulable})
-	}
-	return out
 }
