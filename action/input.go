@@ -1,10 +1,12 @@
 package action
 
 import (
+	"context"
 	"io"
 	"os"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -43,6 +45,41 @@ func (in Input) name(p string) string {
 func (in Input) isDir(p string) bool {
 	fi, err := os.Stat(in.open(p))
 	return err == nil && fi.IsDir()
+}
+
+// documents reads every document of in (the charts among its folders
+// rendered with copts) at once, in input order; what cannot be read is an
+// error appended to diags (warnings are left out).
+func (in Input) documents(ctx context.Context, copts chartOptions, diags *inventory.Diagnostics) ([]*inventory.Document, error) {
+	if in.Documents != nil {
+		return in.Documents, nil
+	}
+	var docs []*inventory.Document
+	runs := in.charts(ctx, copts)
+	for _, cr := range runs {
+		for _, d := range cr.Diagnostics {
+			if d.Severity == inventory.Error {
+				*diags = append(*diags, d)
+			}
+		}
+		if cr.Rendered != nil {
+			docs = append(docs, cr.Rendered.Docs...)
+		}
+	}
+	err := files.Read(ctx, in.Paths, in.Stdin, files.Options{Dir: in.Dir, Ordered: true, Skip: owned(runs)}, func(f *files.File) error {
+		for _, d := range f.Diagnostics {
+			if d.Severity == inventory.Error {
+				d.File = in.name(d.File)
+				*diags = append(*diags, d)
+			}
+		}
+		for _, d := range f.Docs {
+			d.Origin.Path = in.name(d.Origin.Path)
+		}
+		docs = append(docs, f.Docs...)
+		return nil
+	})
+	return docs, err
 }
 
 // loadRules returns set, or the built-in rules when set is nil.

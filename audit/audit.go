@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
+	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -294,12 +295,12 @@ func newEnv(f *cluster.Facts, opts Options) *env {
 // familyOfResource knows vendor names, and names a DeviceClass maps to a
 // driver (so that unknown vendors still pair up).
 func (e *env) familyOfResource(res string) string {
-	if fam := cluster.FamilyOfResource(res); fam != "" {
+	if fam := detect.FamilyOfResource(res); fam != "" {
 		return fam
 	}
 	for _, dc := range e.classByName[res] {
 		for _, d := range dc.Drivers {
-			return e.familyOfDriver(d, cluster.FamilyOfDriver(d))
+			return e.familyOfDriver(d, detect.FamilyOfDriver(d))
 		}
 	}
 	if i := strings.IndexByte(res, '/'); i > 0 {
@@ -318,7 +319,7 @@ func (e *env) familyOfDriver(driver, family string) string {
 	for _, dcs := range e.classByName {
 		for _, dc := range dcs {
 			if slices.Contains(dc.Drivers, driver) {
-				if fam := cluster.FamilyOfResource(dc.ExtendedResourceName); fam != "" {
+				if fam := detect.FamilyOfResource(dc.ExtendedResourceName); fam != "" {
 					return fam
 				}
 				if i := strings.IndexByte(dc.ExtendedResourceName, '/'); i > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/kubedra/kubedra/audit"
 	"github.com/kubedra/kubedra/inventory/cluster"
 	"github.com/kubedra/kubedra/inventory/cluster/clustertest"
+	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -201,7 +202,7 @@ func TestNodeSupport(t *testing.T) {
 			_, n.Karpenter = n.Labels["karpenter.sh/nodepool"]
 			f := &cluster.Facts{ServerVersion: tt.server, ResourceAPIVersions: []string{"v1"}, Nodes: []cluster.Node{n}}
 			if tt.driver != "" {
-				f.Slices = []cluster.SliceGroup{{Node: n.Name, Driver: tt.driver, Family: cluster.FamilyOfDriver(tt.driver), Slices: 1, Devices: 1}}
+				f.Slices = []cluster.SliceGroup{{Node: n.Name, Driver: tt.driver, Family: detect.FamilyOfDriver(tt.driver), Slices: 1, Devices: 1}}
 			}
 			if tt.plugin != "" {
 				f.Nodes[0].Allocatable = map[string]string{tt.plugin: "1"}

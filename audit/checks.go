@@ -466,7 +466,7 @@ func checkStaleLabels(e *env) []Finding {
 				}
 			}
 			for _, t := range n.Taints {
-				if cluster.FamilyOfResource(t.Key) == fam && detect.DeviceToleration(t.Key, t.Value) && t.Effect != corev1.TaintEffectPreferNoSchedule {
+				if detect.FamilyOfResource(t.Key) == fam && detect.DeviceToleration(t.Key, t.Value) && t.Effect != corev1.TaintEffectPreferNoSchedule {
 					taints[k] = appendNew(taints[k], t.Key+":"+string(t.Effect))
 					tainted[k] = appendNew(tainted[k], n.Name)
 				}
@@ -520,7 +520,7 @@ func featureLabel(l, family string) bool {
 	case strings.HasSuffix(l, ".present"), strings.Contains(l, ".deploy."), strings.HasPrefix(l, "feature.node.kubernetes.io/"):
 		return false
 	}
-	return detect.DeviceLabel(l) && cluster.FamilyOfResource(l) == family
+	return detect.DeviceLabel(l) && detect.FamilyOfResource(l) == family
 }
 
 // karpenter says what Karpenter does with pods that request devices through

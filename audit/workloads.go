@@ -84,7 +84,7 @@ func checkWorkloads(e *env) []Finding {
 		seen := map[key]bool{}
 		for i, req := range w.Requests {
 			st := sts[i]
-			if cluster.FamilyOfResource(req.Resource) == "" && st == "" {
+			if detect.FamilyOfResource(req.Resource) == "" && st == "" {
 				continue
 			}
 			if why := invalidCount(req.Quantity); why != "" {

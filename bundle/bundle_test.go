@@ -88,6 +88,35 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
+// The catalogue's classes are those of every driver, in catalogue order,
+// with the extended resource a class declares, and the TPU reference
+// class last.
+func TestCatalogueClasses(t *testing.T) {
+	classes, err := CatalogueClasses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	var names []string
+	for _, c := range classes {
+		names = append(names, c.Name)
+		if len(c.Spec.Selectors) != 1 || c.Spec.Selectors[0].CEL == nil || c.Spec.Selectors[0].CEL.Expression == "" {
+			t.Errorf("%s: selectors %+v", c.Name, c.Spec.Selectors)
+		}
+		if c.Spec.ExtendedResourceName != nil {
+			got[c.Name] = *c.Spec.ExtendedResourceName
+		}
+	}
+	want := []string{"gpu.amd.com", "efa.networking.k8s.aws", "gpu.example.com", "gaudi.intel.com", "gpu.intel.com", "neuron.aws.com",
+		"gpu.nvidia.com", "mig.nvidia.com", "tpu.google.com"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("classes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"gpu.amd.com": "amd.com/gpu", "gpu.nvidia.com": "nvidia.com/gpu"}, got); diff != "" {
+		t.Errorf("extended resources (-want +got):\n%s", diff)
+	}
+}
+
 func TestLookupUnknown(t *testing.T) {
 	_, err := Lookup("nvidai")
 	var ue *UnknownDriverError

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	resourceapi "k8s.io/api/resource/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -161,6 +162,39 @@ func Catalogue() ([]Driver, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// CatalogueClasses are the DeviceClasses the drivers of the catalogue
+// install, in catalogue order, and those of the reference drivers the
+// bundle does not install yet (TPU): the classes a cluster on DRA has
+// before any manifest adds its own (simulate's worlds).
+func CatalogueClasses() ([]*resourceapi.DeviceClass, error) {
+	drivers, err := Catalogue()
+	if err != nil {
+		return nil, err
+	}
+	var out []*resourceapi.DeviceClass
+	for _, d := range drivers {
+		for _, c := range d.DeviceClasses {
+			out = append(out, c.object())
+		}
+	}
+	// Reference drivers the bundle does not install yet; their charts
+	// create these classes (shared/reference/dra.md §5.7).
+	tpu := DeviceClass{Name: "tpu.google.com", Selector: `device.driver == "tpu.google.com"`}
+	return append(out, tpu.object()), nil
+}
+
+// object is the DeviceClass c installs: its name, its CEL selector and,
+// when it declares one, its extended resource.
+func (c DeviceClass) object() *resourceapi.DeviceClass {
+	dc := &resourceapi.DeviceClass{}
+	dc.Name = c.Name
+	dc.Spec.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: c.Selector}}}
+	if c.ExtendedResourceName != "" {
+		dc.Spec.ExtendedResourceName = &c.ExtendedResourceName
+	}
+	return dc
 }
 
 func (d Driver) validate() error {

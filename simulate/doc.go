@@ -12,10 +12,11 @@
 // kube-scheduler runs, with the features of the target version. Pods are
 // packed greedily (first fit, node order) the same way in both worlds.
 //
-//	Inventory (or cluster Facts) -> World (before, after)
-//	Manifests (before, after)    -> Run -> Result (verdicts, reasons, pools)
+//	Inventory (Worlds) or ClusterNodes (ClusterWorlds) -> World (before, after)
+//	Manifests (before, after)                          -> Run -> Result (verdicts, reasons, pools)
 //
-// It never reads files or migrates: action.Simulate reads the manifests,
-// migrates them in memory with action.Migrate (or reads --after) and hands
-// the documents here.
+// It never reads files, migrates or reaches a cluster: action.Simulate
+// reads the manifests, migrates them in memory with action.Migrate (or
+// reads --after), reads the cluster or dump through inventory/cluster and
+// hands the documents and nodes here.
 package simulate

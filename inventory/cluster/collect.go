@@ -363,7 +363,7 @@ func (c *Collector) addSlice(u *unstructured.Unstructured) {
 	k := [2]string{node, driver}
 	g := c.slices[k]
 	if g == nil {
-		g = &SliceGroup{Node: node, Driver: driver, Family: FamilyOfDriver(driver)}
+		g = &SliceGroup{Node: node, Driver: driver, Family: detect.FamilyOfDriver(driver)}
 		c.slices[k] = g
 	}
 	g.Slices++

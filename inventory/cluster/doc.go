@@ -46,9 +46,10 @@
 // ClassifyPod and ClassifyDaemonSet recognise device plugins and DRA kubelet
 // plugins by image, well-known labels and names (reference dra.md §6.1) and
 // by hostPath mounts of the kubelet's device-plugin and plugin directories.
-// FamilyOfResource and FamilyOfDriver put extended-resource names and DRA
-// driver names into device families (nvidia, neuron, efa, amd, ...), so that
-// a plugin and a driver serving the same devices can be found on one node.
+// detect.FamilyOfResource and detect.FamilyOfDriver put extended-resource
+// names and DRA driver names into device families (nvidia, neuron, efa, amd,
+// ...), so that a plugin and a driver serving the same devices can be found
+// on one node.
 //
 // This is the only kubedra package that imports client-go.
 package cluster

@@ -3,6 +3,7 @@ package cluster
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubedra/kubedra/inventory"
 )
@@ -141,6 +142,18 @@ func (n Node) Object() *corev1.Node {
 	o.Spec.Taints = n.Taints
 	o.Spec.Unschedulable = n.Unschedulable
 	return o
+}
+
+// AllocatableCounts are the quantities of Allocatable as numbers; one
+// that does not parse is left out.
+func (n Node) AllocatableCounts() map[string]int64 {
+	out := map[string]int64{}
+	for r, v := range n.Allocatable {
+		if q, err := resource.ParseQuantity(v); err == nil {
+			out[r] = q.Value()
+		}
+	}
+	return out
 }
 
 // PoolName returns the pool, or "-" when the node has none.

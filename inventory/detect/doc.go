@@ -33,6 +33,13 @@
 // own metadata) sets Finding.Ignore to its value; an empty value sets
 // IgnoreInvalid, because an ignore must say why.
 //
+// # Device families
+//
+// FamilyOfResource and FamilyOfDriver put extended-resource names and DRA
+// driver names into device families (nvidia, neuron, efa, amd, ...):
+// audit, the cluster reader and simulate find a plugin and a driver that
+// serve the same devices by them.
+//
 // # Prefilter
 //
 // MayRequest tells, from a document's bytes alone, whether it can contain a
