@@ -12,9 +12,9 @@ import (
 //   - only cmd/ imports cobra and lipgloss (k8s.io/apiserver, which the CEL
 //     compiler needs, pulls cobra in transitively, so this rule is about
 //     direct imports);
-//   - inventory, inventory/detect, rules and rewrite never depend on
-//     client-go, not even transitively: detection, rules and rewriting work
-//     without a cluster;
+//   - inventory, inventory/detect, rules, rewrite, simulate and stream
+//     never depend on client-go, not even transitively: detection, rules,
+//     rewriting and simulating work without a cluster;
 //   - only inventory/cluster (and its test helpers below it, clustertest)
 //     imports client-go directly; in particular nothing under cmd/ does:
 //     commands reach a cluster through action.ClusterSource;
@@ -103,8 +103,8 @@ func TestDependencyDirection(t *testing.T) {
 				}
 			}
 		}
-		clientFree := pkg == "inventory" || strings.HasPrefix(pkg, "inventory/detect") ||
-			strings.HasPrefix(pkg, "inventory/files") || strings.HasPrefix(pkg, "rules") || strings.HasPrefix(pkg, "rewrite")
+		clientFree := pkg == "inventory" || strings.HasPrefix(pkg, "inventory/detect") || strings.HasPrefix(pkg, "inventory/files") ||
+			strings.HasPrefix(pkg, "rules") || strings.HasPrefix(pkg, "rewrite") || strings.HasPrefix(pkg, "simulate") || pkg == "stream"
 		if clientFree {
 			for _, d := range p.Deps {
 				if strings.HasPrefix(d, "k8s.io/client-go/") {
