@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 
 	"github.com/kubedra/kubedra/inventory"
@@ -115,10 +114,6 @@ func chartFindings(runs []*chartRun) (detect.Result, inventory.Diagnostics, []pl
 	return found, ds, choices
 }
 
-// RuleChartStrategy is the rule id of the diagnostic that tells a chart's
-// strategy in migrate.
-const RuleChartStrategy = "chart/strategy"
-
 // chartResults reports the charts among migrate's inputs and writes the
 // values files of the values-file strategy (through emit, like every
 // other file: a diff, in place or under --out). Templates are never
@@ -134,21 +129,9 @@ func (m *migration) chartResults() {
 			}
 		}
 		ch := cr.choice
-		if ch.Strategy == plan.ChartNone || ch.Strategy == plan.ChartNotRendered {
-			continue
+		if d := ch.Diagnostic(filepath.Join(cr.Path, chart.FileName)); d != nil {
+			m.res.Diagnostics = append(m.res.Diagnostics, *d)
 		}
-		msg := fmt.Sprintf("chart %s: %s: %s", ch.Name, ch.Strategy, ch.Why)
-		fix := ""
-		switch ch.Strategy {
-		case plan.ChartValuesFile:
-			fix = "render with: " + ch.Command
-		case plan.ChartPostRenderer:
-			fix = "run: " + ch.Command
-		case plan.ChartExtendedResource:
-			fix = "install the driver's DeviceClass that declares the extendedResourceName (kubedra bundle), and keep the chart as it is"
-		}
-		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Info, Rule: RuleChartStrategy,
-			File: filepath.Join(cr.Path, chart.FileName), Message: msg, Fix: fix})
 		if ch.Strategy == plan.ChartValuesFile && m.emit != nil {
 			values := cr.values
 			m.side(ch.ValuesFile, func([]byte) ([]byte, error) { return values, nil })

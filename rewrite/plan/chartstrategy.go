@@ -449,3 +449,26 @@ func sameObjects(want []*yaml.RNode, got []*inventory.Document) string {
 	}
 	return ""
 }
+
+// RuleChartStrategy is the rule id of the diagnostic that tells a chart's
+// strategy in migrate.
+const RuleChartStrategy = "chart/strategy"
+
+// Diagnostic tells the chart's strategy and what to do about it, at its
+// Chart.yaml (chartFile); nil when it has none (no requests, not rendered).
+func (ch ChartChoice) Diagnostic(chartFile string) *inventory.Diagnostic {
+	if ch.Strategy == ChartNone || ch.Strategy == ChartNotRendered {
+		return nil
+	}
+	fix := ""
+	switch ch.Strategy {
+	case ChartValuesFile:
+		fix = "render with: " + ch.Command
+	case ChartPostRenderer:
+		fix = "run: " + ch.Command
+	case ChartExtendedResource:
+		fix = "install the driver's DeviceClass that declares the extendedResourceName (kubedra bundle), and keep the chart as it is"
+	}
+	return &inventory.Diagnostic{Severity: inventory.Info, Rule: RuleChartStrategy, File: chartFile,
+		Message: fmt.Sprintf("chart %s: %s: %s", ch.Name, ch.Strategy, ch.Why), Fix: fix}
+}
