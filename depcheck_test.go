@@ -152,6 +152,8 @@ var layers = []struct {
 		why: "bundle builds the cutover kit from cluster facts"},
 	{pkg: "stream", forbidden: []string{"inventory/detect", "inventory/cluster", "rules", "rewrite", "action", "audit", "bundle", "cmd"},
 		why: "stream orders the stages of a run; the stages are its callers'"},
+	{pkg: "proof", forbidden: []string{"rules", "rewrite", "inventory/cluster", "inventory/files", "action", "audit", "bundle", "cmd"},
+		why: "proof checks a migration by its renders: it must not share the planner's reasoning (rules, plan) it checks"},
 	{pkg: "action", forbidden: []string{"cmd"},
 		why: "actions never touch flags, streams or exit codes"},
 }

@@ -1,0 +1,233 @@
+package proof
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+)
+
+// Problem is a pod template whose devices differ after the migration.
+type Problem struct {
+	Object    inventory.ObjectRef `json:"object" yaml:"object"`
+	Path      string              `json:"path" yaml:"path"`
+	Container string              `json:"container,omitempty" yaml:"container,omitempty"`
+	Message   string              `json:"message" yaml:"message"`
+}
+
+// String is the problem as one line.
+func (p Problem) String() string {
+	s := p.Object.String()
+	if p.Container != "" {
+		s += " container " + p.Container
+	}
+	return s + ": " + p.Message
+}
+
+// Classes knows which device family each device class serves: the class's
+// driver (from its selectors) and detect's driver families.
+type Classes map[string]string
+
+// driverExpr finds the driver a DeviceClass selects.
+var driverExpr = regexp.MustCompile(`device\.driver\s*==\s*["']([^"']+)["']`)
+
+// Add learns the class's family from one of its CEL selectors.
+func (c Classes) Add(class, expression string) {
+	if m := driverExpr.FindStringSubmatch(expression); m != nil {
+		if f := detect.FamilyOfDriver(m[1]); f != "" {
+			c[class] = f
+		}
+	}
+}
+
+// addRender learns the DeviceClasses of a render.
+func (c Classes) addRender(objs []*yaml.RNode) Classes {
+	out := Classes{}
+	for k, v := range c {
+		out[k] = v
+	}
+	for _, o := range objs {
+		if o.GetKind() != "DeviceClass" || !strings.HasPrefix(o.GetApiVersion(), "resource.k8s.io/") {
+			continue
+		}
+		for _, s := range seq(field(field(o.YNode(), "spec"), "selectors")) {
+			out.Add(o.GetName(), scalar(field(field(s, "cel"), "expression")))
+		}
+	}
+	return out
+}
+
+// family is the device family of an extended resource; an unknown one is
+// its own family, which only the same resource (or a class of no known
+// family) can serve.
+func family(resource string) string {
+	if f := detect.FamilyOfResource(resource); f != "" {
+		return f
+	}
+	return "?"
+}
+
+func (c Classes) family(class string) string {
+	if f := c[class]; f != "" {
+		return f
+	}
+	return "?"
+}
+
+// Compare says how each pod template of before fares in after: every
+// container must get the same devices (what it asked through extended
+// resources, now through claims of a class of the same family and count,
+// a MIG profile kept in the selectors; claims it had kept as they were),
+// with no extended resource left beside a new claim for the same devices,
+// and every new claim found in the render, in the pod's namespace.
+func Compare(before, after []Pod, classes Classes) []Problem {
+	byKey := map[string]Pod{}
+	for _, p := range after {
+		byKey[p.Key()] = p
+	}
+	var out []Problem
+	for _, b := range before {
+		a, ok := byKey[b.Key()]
+		if !ok {
+			if asks(b) {
+				out = append(out, Problem{Object: b.Object, Path: b.Path, Message: "the pod template is not in the render after the migration"})
+			}
+			continue
+		}
+		for _, bc := range b.Containers {
+			i := slices.IndexFunc(a.Containers, func(c Container) bool { return c.Name == bc.Name })
+			if i < 0 {
+				if len(bc.Extended)+len(bc.Devices) > 0 {
+					out = append(out, Problem{Object: b.Object, Path: b.Path, Container: bc.Name, Message: "the container is gone after the migration"})
+				}
+				continue
+			}
+			for _, msg := range compareContainer(bc, a.Containers[i], a, classes) {
+				out = append(out, Problem{Object: b.Object, Path: b.Path, Container: bc.Name, Message: msg})
+			}
+		}
+	}
+	return out
+}
+
+func asks(p Pod) bool {
+	for _, c := range p.Containers {
+		if len(c.Extended)+len(c.Devices) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// compareContainer compares one container before and after.
+func compareContainer(b, a Container, pod Pod, classes Classes) []string {
+	var msgs []string
+	// Claims it had must be there as they were; the others are new.
+	added := slices.Clone(a.Devices)
+	for _, d := range b.Devices {
+		if i := slices.IndexFunc(added, d.same); i >= 0 {
+			added = slices.Delete(added, i, i+1)
+		} else {
+			msgs = append(msgs, fmt.Sprintf("claim %s (%s) changed or is gone", d.Claim, d))
+		}
+	}
+	for _, u := range a.Unresolved {
+		if !slices.Contains(b.Unresolved, u) {
+			msgs = append(msgs, fmt.Sprintf("claim %s names no ResourceClaimTemplate or ResourceClaim in the render in namespace %q", u, pod.Object.Namespace))
+		}
+	}
+	if pod.ClusterScoped && len(added) > 0 {
+		msgs = append(msgs, "a cluster-scoped template: its pods run in the namespaces of what uses it, where its claim templates do not exist")
+	}
+	// Per family: what was asked before must be asked after, once.
+	want, left, got := map[string]int64{}, map[string]int64{}, map[string]int64{}
+	var fams []string
+	see := func(f string) {
+		if !slices.Contains(fams, f) {
+			fams = append(fams, f)
+		}
+	}
+	for r, n := range b.Extended {
+		want[family(r)] += n
+		see(family(r))
+	}
+	for r, n := range a.Extended {
+		left[family(r)] += n
+		see(family(r))
+	}
+	for _, d := range added {
+		if d.All {
+			msgs = append(msgs, fmt.Sprintf("claim %s asks for every %s device", d.Claim, d.Class))
+		}
+		got[classes.family(d.Class)] += d.Count
+		see(classes.family(d.Class))
+	}
+	sort.Strings(fams)
+	for _, f := range fams {
+		switch {
+		case left[f] > 0 && got[f] > 0:
+			msgs = append(msgs, fmt.Sprintf("asks for the same devices twice: %s and %s", extended(a.Extended, f), devices(added, f, classes)))
+		case want[f] != left[f]+got[f]:
+			msgs = append(msgs, fmt.Sprintf("before: %s; after: %s", extended(b.Extended, f), after(a.Extended, added, f, classes)))
+		}
+	}
+	// A MIG profile must be kept in the new claims' selectors.
+	for r := range b.Extended {
+		profile, ok := strings.CutPrefix(r, "nvidia.com/mig-")
+		if !ok || a.Extended[r] > 0 {
+			continue
+		}
+		if !slices.ContainsFunc(added, func(d Device) bool {
+			return slices.ContainsFunc(d.Selectors, func(s string) bool { return strings.Contains(s, profile) })
+		}) {
+			msgs = append(msgs, fmt.Sprintf("%s: no new claim selects profile %s", r, profile))
+		}
+	}
+	return msgs
+}
+
+// extended says a container's extended resources of family f.
+func extended(m map[string]int64, f string) string {
+	var parts []string
+	for r, n := range m {
+		if family(r) == f {
+			parts = append(parts, fmt.Sprintf("%s: %d", r, n))
+		}
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "no device"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// devices says the new claims' devices of family f.
+func devices(ds []Device, f string, classes Classes) string {
+	var parts []string
+	for _, d := range ds {
+		if classes.family(d.Class) == f {
+			parts = append(parts, d.String())
+		}
+	}
+	if len(parts) == 0 {
+		return "no device"
+	}
+	return strings.Join(parts, " + ") + " (claims)"
+}
+
+func after(m map[string]int64, ds []Device, f string, classes Classes) string {
+	e, d := extended(m, f), devices(ds, f, classes)
+	switch {
+	case e == "no device":
+		return d
+	case d == "no device":
+		return e
+	}
+	return e + " and " + d
+}
