@@ -150,6 +150,8 @@ var layers = []struct {
 		why: "audit judges cluster facts"},
 	{pkg: "bundle", forbidden: []string{"inventory/files", "rewrite", "action", "audit", "cmd"},
 		why: "bundle builds the cutover kit from cluster facts"},
+	{pkg: "config", forbidden: []string{"action", "cmd", "audit", "bundle", "inventory/cluster", "rewrite/emit"},
+		why: "config reads the repository's .kubedra.yaml; it decides nothing"},
 	{pkg: "action", forbidden: []string{"cmd"},
 		why: "actions never touch flags, streams or exit codes"},
 }

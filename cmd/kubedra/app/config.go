@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
+	"github.com/kubedra/kubedra/config"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -55,7 +56,7 @@ func EnvName(flag string) string {
 // first from KUBEDRA_* environment variables, then from cfg. List flags
 // take comma-separated values from the environment. Flags that have no
 // meaning as a default (help, config) are left alone.
-func ApplyDefaults(flags *pflag.FlagSet, streams IOStreams, cfg *action.Config) error {
+func ApplyDefaults(flags *pflag.FlagSet, streams IOStreams, cfg *config.Config) error {
 	fromEnv := map[string]bool{}
 	var errs []error
 	flags.VisitAll(func(f *pflag.Flag) {
@@ -144,7 +145,7 @@ type InputFlags struct {
 	Config string
 	// Charts are the values Helm charts among the inputs render with.
 	Charts action.ChartValues
-	cfg    *action.Config
+	cfg    *config.Config
 }
 
 // bind binds the shared flags; verb, what and quiet fill in their help.
@@ -170,7 +171,7 @@ func (o *InputFlags) bind(cmd *cobra.Command, verb, what, quiet string) {
 // from KUBEDRA_* and the config file, and checks --color and --example.
 func (o *InputFlags) setup(cmd *cobra.Command, args []string, noInput string) error {
 	o.Paths = append(args, o.Filenames...)
-	cfg, err := action.LoadConfig(o.Config, o.IO.Getenv, o.IO.Dir())
+	cfg, err := config.Load(o.Config, o.IO.Getenv, o.IO.Dir())
 	if err != nil {
 		return err
 	}

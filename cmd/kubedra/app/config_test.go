@@ -9,14 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
-	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/config"
 )
 
 // TestApplyDefaultsPrecedence: flags > KUBEDRA_* > .kubedra.yaml > built-in default.
 func TestApplyDefaultsPrecedence(t *testing.T) {
 	t.Parallel()
 	tru := true
-	cfg := &action.Config{Path: "/repo/.kubedra.yaml", FailOn: "lossy", Target: "1.33", Rules: []string{"r.yaml", "/abs/s.yaml"}, AllowLossy: &tru}
+	cfg := &config.Config{Path: "/repo/.kubedra.yaml", FailOn: "lossy", Target: "1.33", Rules: []string{"r.yaml", "/abs/s.yaml"}, AllowLossy: &tru}
 	tests := []struct {
 		name string
 		args []string
