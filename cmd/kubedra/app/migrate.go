@@ -13,22 +13,22 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
-	"github.com/kubedra/kubedra/rules"
 )
 
 // MigrateOptions are migrate's flags and dependencies.
 type MigrateOptions struct {
-	InputFlags
+	flags.Inputs
 	Write, Plan, AllowLossy, Share, ConsumableShares, KeepNodeSelectors, Force bool
 	Out, ClaimsFile, Strategy                                                  string
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
 func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.Command {
-	opts := &MigrateOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget}, Strategy: string(plan.Claims)}
+	opts := &MigrateOptions{Inputs: flags.NewInputs(streams), Strategy: string(plan.Claims)}
 	cmd := &cobra.Command{
 		Use:   "migrate [PATH|-]...",
 		Short: "Rewrite workloads from device-plugin requests to DRA resource claims",
@@ -76,24 +76,16 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 			$ kubedra migrate --strategy auto --target-version 1.37 ./manifests
 		`),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
+			if err := opts.Setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
 				return err
 			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			if !opts.Example {
-				if done, err := answerResourceList(&opts.IO, opts.Paths, "migrate"); done {
-					return err
-				}
-			}
-			return migrateRun(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, migrateRun)
 		},
 	}
-	opts.bind(cmd, "migrate", "diff", "no summary on stderr")
+	opts.Bind(cmd, "migrate", "diff", "no summary on stderr")
 	f := cmd.Flags()
 	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files in place (atomically)")
 	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder")
@@ -116,24 +108,24 @@ func (o *MigrateOptions) validate() error {
 		o.Paths = []string{"-"}
 	}
 	if o.Write && o.Out != "" {
-		return FlagErrorf("-w and --out do not go together")
+		return flags.Errorf("-w and --out do not go together")
 	}
 	if slices.Contains(o.Paths, "-") {
 		if len(o.Paths) > 1 {
-			return FlagErrorf("- (stdin) cannot be mixed with other paths: its migrated stream goes to stdout")
+			return flags.Errorf("- (stdin) cannot be mixed with other paths: its migrated stream goes to stdout")
 		}
 		if o.Write || o.Out != "" {
-			return FlagErrorf("stdin is migrated to stdout: -w and --out need paths")
+			return flags.Errorf("stdin is migrated to stdout: -w and --out need paths")
 		}
 		if o.ClaimsFile != "" {
-			return FlagErrorf("--claims-file needs paths: stdin is migrated to one stream")
+			return flags.Errorf("--claims-file needs paths: stdin is migrated to one stream")
 		}
 	}
 	if o.ClaimsFile != "" && (strings.ContainsRune(o.ClaimsFile, '/') || strings.ContainsRune(o.ClaimsFile, filepath.Separator) || o.ClaimsFile == "." || o.ClaimsFile == "..") {
-		return FlagErrorf("--claims-file %q: give a file name, not a path (it is created beside each migrated file)", o.ClaimsFile)
+		return flags.Errorf("--claims-file %q: give a file name, not a path (it is created beside each migrated file)", o.ClaimsFile)
 	}
 	if err := plan.CheckStrategy(plan.Strategy(o.Strategy), o.Target, o.Force); err != nil {
-		return &FlagError{Err: err}
+		return &flags.Error{Err: err}
 	}
 	return nil
 }
@@ -141,11 +133,16 @@ func (o *MigrateOptions) validate() error {
 // migrateRun migrates: flags -> action.Migrate -> the plan, diff, stream
 // or files -> the summary on stderr.
 func migrateRun(ctx context.Context, opts *MigrateOptions) error {
+	if !opts.Example {
+		if done, err := answerResourceList(&opts.IO, opts.Paths, "migrate"); done {
+			return err
+		}
+	}
 	// Migrate parses every document and keeps few: a lazier GC (-28% CPU,
 	// reference/perf.md) under a soft limit, for a 250 MB peak RSS budget.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit(128 << 20)))
-	in, set, prof, ignore, err := opts.run()
+	in, set, prof, ignore, err := opts.Resolve()
 	if err != nil {
 		return err
 	}
@@ -162,7 +159,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 	}
 	res, err := action.Migrate(ctx, in, mopts)
 	if err != nil {
-		return &FlagError{Err: err}
+		return &flags.Error{Err: err}
 	}
 	if opts.Plan {
 		if err := yaml.NewEncoder(opts.IO.Out).Encode(res.Plan); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -83,11 +84,11 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Resource = args[0]
 			if opts.Count < 1 {
-				return FlagErrorf("--count must be at least 1")
+				return flags.Errorf("--count must be at least 1")
 			}
 			for _, ns := range opts.NodeSelector {
 				if k, _, ok := strings.Cut(ns, "="); !ok || k == "" {
-					return FlagErrorf("--node-selector %q: want KEY=VALUE", ns)
+					return flags.Errorf("--node-selector %q: want KEY=VALUE", ns)
 				}
 			}
 			return rulesShowRun(opts)
