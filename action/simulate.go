@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -44,6 +45,12 @@ type SimulateResult struct {
 	// Diagnostics are inputs that could not be read (file:line); every
 	// other input was still simulated.
 	Diagnostics inventory.Diagnostics
+}
+
+// Failed reports whether an input could not be read (an error among the
+// Diagnostics).
+func (r *SimulateResult) Failed() bool {
+	return slices.ContainsFunc(r.Diagnostics, func(d inventory.Diagnostic) bool { return d.Severity == inventory.Error })
 }
 
 // RuleSimulateCordoned is the rule id of a cordoned node simulate places

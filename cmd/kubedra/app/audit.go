@@ -13,6 +13,7 @@ import (
 	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
+	"github.com/kubedra/kubedra/rules"
 )
 
 // AuditOptions are audit's flags and dependencies.
@@ -86,7 +87,7 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 	if err != nil {
 		return &flags.Error{Err: err}
 	}
-	set, err := loadRules(opts.IO, opts.RulesFiles)
+	set, err := rules.LoadFrom(opts.IO.Dir(), opts.RulesFiles...)
 	if err != nil {
 		return err
 	}

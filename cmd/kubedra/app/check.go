@@ -143,13 +143,8 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if res.Err != nil {
 		errs = append(errs, res.Err)
 	}
-	switch {
-	case len(errs) > 0:
+	if len(errs) > 0 {
 		return &ExitCodeError{Code: ExitError, Err: errors.Join(errs...)}
-	case res.FailedInputs > 0:
-		return &ExitCodeError{Code: ExitError}
-	case res.Failures > 0:
-		return &ExitCodeError{Code: ExitFindings}
 	}
-	return nil
+	return exit(res.FailedInputs > 0, res.Failures > 0)
 }

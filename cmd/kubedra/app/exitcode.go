@@ -36,6 +36,19 @@ func (e *ExitCodeError) Error() string {
 }
 func (e *ExitCodeError) Unwrap() error { return e.Err }
 
+// exit ends a run that has said everything: ExitError when it could not
+// do all of its job, else ExitFindings when a gate found something, else
+// nil (1 beats 2).
+func exit(failed, found bool) error {
+	switch {
+	case failed:
+		return &ExitCodeError{Code: ExitError}
+	case found:
+		return &ExitCodeError{Code: ExitFindings}
+	}
+	return nil
+}
+
 // exitCode maps an error returned by a command to the process exit code and
 // the message to print (empty: print nothing).
 func exitCode(err error) (int, string) {

@@ -169,8 +169,5 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 	if !opts.Quiet {
 		report.MigrateSummary(opts.IO.ErrOut, res)
 	}
-	if res.Failed > 0 {
-		return &ExitCodeError{Code: ExitError}
-	}
-	return nil
+	return exit(res.Failed > 0, false)
 }

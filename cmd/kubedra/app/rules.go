@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/MakeNowJust/heredoc"
@@ -51,7 +50,7 @@ func newCmdRulesList(streams IOStreams) *cobra.Command {
 		`),
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
-			set, err := loadRules(opts.IO, opts.Rules)
+			set, err := rules.LoadFrom(opts.IO.Dir(), opts.Rules...)
 			if err != nil {
 				return err
 			}
@@ -105,7 +104,7 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 }
 
 func rulesShowRun(opts *RulesOptions) error {
-	set, err := loadRules(opts.IO, opts.Rules)
+	set, err := rules.LoadFrom(opts.IO.Dir(), opts.Rules...)
 	if err != nil {
 		return err
 	}
@@ -115,10 +114,7 @@ func rulesShowRun(opts *RulesOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range e.Diagnostics {
-		fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", d.Severity, d.Message)
-	}
-	return report.RuleShow(opts.IO.Out, e, opts.Resource, opts.Target, opts.Output)
+	return report.RuleShow(opts.IO.Out, opts.IO.ErrOut, e, opts.Resource, opts.Target, opts.Output)
 }
 
 func newCmdRulesValidate(streams IOStreams) *cobra.Command {
@@ -146,17 +142,6 @@ func newCmdRulesValidate(streams IOStreams) *cobra.Command {
 }
 
 func rulesValidateRun(opts *RulesOptions) error {
-	failed := false
-	for i, err := range action.ValidateRules(opts.IO.Dir(), opts.Files, opts.IO.In) {
-		if err != nil {
-			failed = true
-			fmt.Fprintln(opts.IO.ErrOut, err)
-			continue
-		}
-		fmt.Fprintf(opts.IO.Out, "%s: valid\n", opts.Files[i])
-	}
-	if failed {
-		return &ExitCodeError{Code: ExitError}
-	}
-	return nil
+	errs := action.ValidateRules(opts.IO.Dir(), opts.Files, opts.IO.In)
+	return exit(report.RulesValidated(opts.IO.Out, opts.IO.ErrOut, opts.Files, errs), false)
 }

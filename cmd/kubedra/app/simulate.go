@@ -10,7 +10,6 @@ import (
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
-	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/simulate"
 )
@@ -117,18 +116,8 @@ func simulateRun(ctx context.Context, opts *SimulateOptions) error {
 	if err := report.Simulate(opts.IO.Out, res.Result, res.Diagnostics, opts.Output, report.Style{Profile: prof}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-	bad := false
-	for _, d := range res.Diagnostics {
-		bad = bad || d.Severity == inventory.Error
-		if !opts.Quiet {
-			fmt.Fprintf(opts.IO.ErrOut, "%s: %s: %s\n", d.Location(), d.Severity, d.Message)
-		}
+	if !opts.Quiet {
+		report.SimulateLog(opts.IO.ErrOut, res.Diagnostics)
 	}
-	if bad {
-		return &ExitCodeError{Code: ExitError}
-	}
-	if res.Worse() {
-		return &ExitCodeError{Code: ExitFindings}
-	}
-	return nil
+	return exit(res.Failed(), res.Worse())
 }
