@@ -16,19 +16,19 @@ import (
 	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/rewrite/emit"
-	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
 // MigrateOptions are migrate's flags and dependencies.
 type MigrateOptions struct {
 	flags.Inputs
-	Write, Plan, AllowLossy, Share, ConsumableShares, KeepNodeSelectors, Force bool
-	Out, ClaimsFile, Strategy                                                  string
+	flags.Planning
+	Write, Plan bool
+	Out         string
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
 func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.Command {
-	opts := &MigrateOptions{Inputs: flags.NewInputs(streams), Strategy: string(plan.Claims)}
+	opts := &MigrateOptions{Inputs: flags.NewInputs(streams)}
 	cmd := &cobra.Command{
 		Use:   "migrate [PATH|-]...",
 		Short: "Rewrite workloads from device-plugin requests to DRA resource claims",
@@ -85,19 +85,13 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 			return runOr(cmd, opts, runF, migrateRun)
 		},
 	}
-	opts.Bind(cmd, "migrate", "diff", "no summary on stderr")
+	opts.Inputs.Bind(cmd, "migrate", "diff", "no summary on stderr")
 	f := cmd.Flags()
+	opts.Planning.Bind(f)
 	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files in place (atomically)")
 	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder")
-	f.StringVar(&opts.ClaimsFile, "claims-file", "", "put new claim templates into this sibling file (added to kustomization.yaml when there is one) instead of after each workload")
-	f.StringVar(&opts.Strategy, "strategy", string(plan.Claims), "claims, extended-resource or auto")
 	f.Var(&opts.Target, "target", "same as --target-version")
 	_ = f.MarkHidden("target")
-	f.BoolVar(&opts.AllowLossy, "allow-lossy", false, "apply documented lossy mappings (sharing, rounding) instead of leaving them")
-	f.BoolVar(&opts.Share, "share", false, "with --allow-lossy: map time-slicing/MPS sharing to one shared ResourceClaim instead of exclusive per-pod claims")
-	f.BoolVar(&opts.ConsumableShares, "consumable-shares", false, "with --allow-lossy: map time-slicing to per-pod claims that take shares of one GPU (NVIDIA DRA driver v0.5.0+ with --consumable-shares=N; Kubernetes 1.36+)")
-	f.BoolVar(&opts.KeepNodeSelectors, "keep-node-selectors", false, "keep device-label nodeSelector and affinity terms that became CEL selectors")
-	f.BoolVar(&opts.Force, "force", false, "allow --strategy extended-resource on targets where DRAExtendedResource is off by default")
 	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan as YAML on stdout and change nothing")
 	f.BoolVar(&opts.Example, "example", false, "migrate the built-in example manifest")
 	return cmd
@@ -124,10 +118,7 @@ func (o *MigrateOptions) validate() error {
 	if o.ClaimsFile != "" && (strings.ContainsRune(o.ClaimsFile, '/') || strings.ContainsRune(o.ClaimsFile, filepath.Separator) || o.ClaimsFile == "." || o.ClaimsFile == "..") {
 		return flags.Errorf("--claims-file %q: give a file name, not a path (it is created beside each migrated file)", o.ClaimsFile)
 	}
-	if err := plan.CheckStrategy(plan.Strategy(o.Strategy), o.Target, o.Force); err != nil {
-		return &flags.Error{Err: err}
-	}
-	return nil
+	return o.CheckStrategy(o.Target)
 }
 
 // migrateRun migrates: flags -> action.Migrate -> the plan, diff, stream
@@ -147,8 +138,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 		return err
 	}
 	mopts := action.MigrateOptions{Rules: set, Out: opts.IO.Out, Color: prof != colorprofile.NoTTY, OutDir: opts.Out, PlanOnly: opts.Plan,
-		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share, ConsumableShares: opts.ConsumableShares,
-			KeepNodeSelectors: opts.KeepNodeSelectors, Force: opts.Force, ClaimsFile: opts.ClaimsFile, Ignore: ignore}}
+		Plan: opts.Options(opts.Target, ignore)}
 	switch {
 	case in.Paths[0] == "-":
 		mopts.Output = emit.Stream

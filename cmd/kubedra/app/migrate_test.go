@@ -96,7 +96,7 @@ func TestMigrateFlags(t *testing.T) {
 			"--keep-node-selectors", "--rules", "r.yaml", "--plan", "-q", "-f", "b", "a"},
 			check: func(t *testing.T, o *MigrateOptions) {
 				want := MigrateOptions{Inputs: flags.Inputs{Paths: []string{"a", "b"}, Rules: []string{"r.yaml"}, Quiet: true}, Write: true,
-					ClaimsFile: "claims.yaml", Strategy: "auto", AllowLossy: true, KeepNodeSelectors: true, Plan: true}
+					Planning: flags.Planning{ClaimsFile: "claims.yaml", Strategy: "auto", AllowLossy: true, KeepNodeSelectors: true}, Plan: true}
 				if diff := cmp.Diff(want.Paths, o.Paths); diff != "" || o.Write != want.Write || o.ClaimsFile != want.ClaimsFile ||
 					o.Strategy != want.Strategy || !o.AllowLossy || !o.KeepNodeSelectors || o.Rules[0] != "r.yaml" || !o.Plan || !o.Quiet || o.Target.Minor != 37 {
 					t.Errorf("got %+v", o)

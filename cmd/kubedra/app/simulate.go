@@ -18,19 +18,18 @@ import (
 type SimulateOptions struct {
 	flags.Inputs
 	flags.Cluster
+	flags.Planning
 
 	Nodes      string
 	After      []string
 	Output     report.Format
 	ListShapes bool
 	EmitNodes  string
-	Strategy   string
-	AllowLossy bool
 }
 
 // NewCmdSimulate builds `kubedra simulate`. runF replaces simulateRun in tests.
 func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra.Command {
-	opts := &SimulateOptions{Inputs: flags.NewInputs(streams), Strategy: string(plan.Claims)}
+	opts := &SimulateOptions{Inputs: flags.NewInputs(streams)}
 	cmd := &cobra.Command{
 		Use:   "simulate [PATH|-]...",
 		Short: "Check that every workload still fits after the move to DRA, with the scheduler's allocator",
@@ -72,8 +71,8 @@ func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra
 			if opts.EmitNodes != "" && opts.EmitNodes != "before" && opts.EmitNodes != "after" {
 				return flags.Errorf("--emit-nodes %q: use before or after", opts.EmitNodes)
 			}
-			if err := plan.CheckStrategy(plan.Strategy(opts.Strategy), opts.Target, false); err != nil {
-				return &flags.Error{Err: err}
+			if err := opts.CheckStrategy(opts.Target); err != nil {
+				return err
 			}
 			return runOr(cmd, opts, runF, simulateRun)
 		},
@@ -96,8 +95,7 @@ func simulateRun(ctx context.Context, opts *SimulateOptions) error {
 	if err != nil {
 		return err
 	}
-	sopts := action.SimulateOptions{Nodes: opts.Nodes, Target: opts.Target, Rules: set, After: opts.After,
-		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), AllowLossy: opts.AllowLossy, Ignore: ignore}}
+	sopts := action.SimulateOptions{Nodes: opts.Nodes, Target: opts.Target, Rules: set, After: opts.After, Plan: opts.Options(opts.Target, ignore)}
 	if opts.Nodes == "" {
 		sopts.Cluster = opts.ClusterSource(opts.IO)
 	}
