@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -109,20 +110,14 @@ func scanRun(ctx context.Context, opts *ScanOptions) error {
 	if err := report.Scan(opts.IO.Out, res.Report, opts.Output, report.Style{Profile: profile}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-	var msg error
-	switch {
-	case res.Failed > 0:
-		msg = fmt.Errorf("%d %s could not be read or parsed (listed under skipped)", res.Failed, report.Plural(res.Failed, "input", "inputs"))
-	case opts.Strict && len(res.Report.Skipped) > 0:
-		n := len(res.Report.Skipped)
-		msg = fmt.Errorf("%d %s skipped (--strict)", n, report.Plural(n, "input", "inputs"))
-	default:
+	switch msg := report.ScanProblem(res.Failed, len(res.Report.Skipped), opts.Strict); {
+	case msg == "":
 		return nil
+	case opts.Quiet:
+		return &ExitCodeError{Code: ExitError}
+	default:
+		return &ExitCodeError{Code: ExitError, Err: errors.New(msg)}
 	}
-	if opts.Quiet {
-		msg = nil
-	}
-	return &ExitCodeError{Code: ExitError, Err: msg}
 }
 
 // memoryLimit is a soft memory limit extra bytes above the heap the
