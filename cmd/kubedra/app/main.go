@@ -1,6 +1,7 @@
-// Package app is kubedra's command tree: each verb binds its flags to
-// Options, calls one function of package action and hands the result to
-// package report; exit codes are exitcode.go's (docs/design.md).
+// Package app is kubedra's command tree: each verb binds its flags (the
+// shared ones through package flags' groups) to Options, calls one
+// function of package action and hands the result to package report; exit
+// codes are exitcode.go's (docs/design.md).
 package app
 
 import (
