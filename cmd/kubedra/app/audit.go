@@ -71,7 +71,7 @@ func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Comma
 		},
 	}
 	f := cmd.Flags()
-	opts.Bind(f, "read a dump `FILE` (or - for stdin) instead of a cluster; kubectl get -o yaml output works")
+	opts.Cluster.Bind(f, "read a dump `FILE` (or - for stdin) instead of a cluster; kubectl get -o yaml output works")
 	f.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "audit workloads in all namespaces (the default unless -n is given)")
 	f.StringVar(&opts.Dump, "dump", "", "also write every object read to `FILE` (multi-document YAML), for --from-dump")
 	report.AddFormatFlag(cmd, &opts.Output, report.AuditFormats, "")
