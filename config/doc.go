@@ -13,12 +13,12 @@
 // folder; it is parsed with every error at its line (file:line: ...,
 // through inventory.LineError); its keys match exactly, so an unknown or
 // mis-cased key (fail_on:, FAILON:) is refused instead of silently doing
-// nothing. cmd/kubedra/app reads it for its flags' defaults (flags beat
-// KUBEDRA_* variables, which beat the file) and hands its ignores to the
-// actions as plan.Ignores; the KRM function (action.Fn) takes the same
-// settings (failOn, rules, strategy, allowLossy) from its functionConfig
-// instead. Neither the CLI's flag wiring nor action, which never reads
-// flags or configuration files, is its home.
+// nothing. The CLI reads it for its flags' defaults (cmd/kubedra/app/flags:
+// flags beat KUBEDRA_* variables, which beat the file) and hands its
+// ignores to the actions as plan.Ignores; the KRM function (action.Fn)
+// takes the same settings (failOn, rules, strategy, allowLossy) from its
+// functionConfig instead. Neither the CLI's flag wiring nor action, which
+// never reads flags or configuration files, is its home.
 //
 // Config reads; it decides nothing. It checks values against the names
 // rewrite/plan and rules define (strategies, versions, ignore rules) and
