@@ -154,6 +154,8 @@ var layers = []struct {
 		why: "stream orders the stages of a run; the stages are its callers'"},
 	{pkg: "proof", forbidden: []string{"rules", "rewrite", "inventory/cluster", "inventory/files", "action", "audit", "bundle", "cmd"},
 		why: "proof checks a migration by its renders: it must not share the planner's reasoning (rules, plan) it checks"},
+	{pkg: "config", forbidden: []string{"action", "cmd", "audit", "bundle", "inventory/cluster", "rewrite/emit"},
+		why: "config reads the repository's .kubedra.yaml; it decides nothing"},
 	{pkg: "action", forbidden: []string{"cmd"},
 		why: "actions never touch flags, streams or exit codes"},
 }

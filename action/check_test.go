@@ -1,11 +1,13 @@
 package action_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/config"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -43,5 +45,17 @@ func TestFails(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
+	}
+}
+
+// TestConfigGates: .kubedra.yaml's failOn takes exactly check's gates.
+func TestConfigGates(t *testing.T) {
+	t.Parallel()
+	gates := make([]string, len(action.Gates))
+	for i, g := range action.Gates {
+		gates[i] = string(g)
+	}
+	if !slices.Equal(gates, config.Gates) {
+		t.Errorf("config.Gates = %v, want action.Gates %v", config.Gates, gates)
 	}
 }

@@ -10,9 +10,6 @@
 //	Explain(ExplainOptions)                  -> *Explanation    what one request becomes (rules show)
 //	ValidateRules(dir, files, stdin)         -> []error
 //
-// LoadConfig reads the repository's .kubedra.yaml, whose ignores are an
-// option of planning (Config.Ignores).
-//
 // An action takes Options and sources and returns a typed result. It never
 // reads flags, prints, or exits: cmd/kubedra/app binds flags to Options,
 // calls the action and renders the result with cmd/kubedra/app/report

@@ -20,6 +20,16 @@ import (
 
 const gpuPod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\nspec:\n  containers:\n  - name: c\n    image: cuda\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
 
+func write(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // pods is a stream of n GPU pods, a ConfigMap between each.
 func pods(n int) string {
 	var b strings.Builder

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	resourceapi "k8s.io/api/resource/v1"
 
@@ -39,6 +40,12 @@ type SimulateResult struct {
 	// Diagnostics are inputs that could not be read (file:line); every
 	// other input was still simulated.
 	Diagnostics inventory.Diagnostics
+}
+
+// Failed reports whether an input could not be read (an error among the
+// Diagnostics).
+func (r *SimulateResult) Failed() bool {
+	return slices.ContainsFunc(r.Diagnostics, func(d inventory.Diagnostic) bool { return d.Severity == inventory.Error })
 }
 
 // Simulate packs the workloads of in onto the nodes before the move (the

@@ -414,7 +414,7 @@ func realPath(path string) (any, bool) {
 	return abs, err == nil
 }
 
-// ConfigFileName is kubedra's own config file (action.ConfigFileName): a
+// ConfigFileName is kubedra's own config file (config.FileName): a
 // folder walk never reads it as a manifest.
 const ConfigFileName = ".kubedra.yaml"
 

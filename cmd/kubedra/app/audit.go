@@ -8,17 +8,18 @@ import (
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/bundle"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
+	"github.com/kubedra/kubedra/rules"
 )
 
 // AuditOptions are audit's flags and dependencies.
 type AuditOptions struct {
 	IO IOStreams
-	clusterFlags
+	flags.Cluster
 
 	AllNamespaces bool
 	Dump          string
@@ -30,24 +31,9 @@ type AuditOptions struct {
 	namespaceSet  bool
 }
 
-// clusterFlags say where audit and bundle read a cluster from: a dump, or
-// the cluster of kubectl's connection flags.
-type clusterFlags struct {
-	FromDump    string
-	ConfigFlags *genericclioptions.ConfigFlags
-}
-
-func (c *clusterFlags) source(streams IOStreams) action.ClusterSource {
-	// client-go reads --kubeconfig from the process's working folder.
-	if kc := c.ConfigFlags.KubeConfig; kc != nil {
-		*kc = streams.Path(*kc)
-	}
-	return action.ClusterSource{Dump: c.FromDump, Stdin: streams.In, Dir: streams.Dir(), Getter: c.ConfigFlags, Context: *c.ConfigFlags.Context}
-}
-
 // NewCmdAudit builds `kubedra audit`. runF replaces auditRun in tests.
 func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Command {
-	opts := &AuditOptions{IO: streams, clusterFlags: clusterFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}}
+	opts := &AuditOptions{IO: streams}
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Report a cluster's DRA readiness and device-plugin conflicts, node pool by node pool",
@@ -73,26 +59,21 @@ func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Comma
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
-			if opts.FromDump != "" && opts.Dump != "" {
-				return FlagErrorf("--dump and --from-dump cannot be used together")
+			switch {
+			case opts.FromDump != "" && opts.Dump != "":
+				return flags.Errorf("--dump and --from-dump cannot be used together")
+			case opts.Bundle != "" && opts.Output != "html":
+				return flags.Errorf("--bundle is shown only by -o html")
+			case opts.AllNamespaces && opts.namespaceSet:
+				return flags.Errorf("-A and -n cannot be used together")
 			}
-			if opts.Bundle != "" && opts.Output != "html" {
-				return FlagErrorf("--bundle is shown only by -o html")
-			}
-			if opts.AllNamespaces && opts.namespaceSet {
-				return FlagErrorf("-A and -n cannot be used together")
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return auditRun(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, auditRun)
 		},
 	}
 	f := cmd.Flags()
-	opts.ConfigFlags.AddFlags(f)
+	opts.Cluster.Bind(f, "read a dump `FILE` (or - for stdin) instead of a cluster; kubectl get -o yaml output works")
 	f.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "audit workloads in all namespaces (the default unless -n is given)")
 	f.StringVar(&opts.Dump, "dump", "", "also write every object read to `FILE` (multi-document YAML), for --from-dump")
-	f.StringVar(&opts.FromDump, "from-dump", "", "read a dump `FILE` (or - for stdin) instead of a cluster; kubectl get -o yaml output works")
 	report.AddFormatFlag(cmd, &opts.Output, report.AuditFormats, "")
 	f.StringVar(&opts.Color, "color", report.ColorAuto, "colour the table: auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stderr (no progress, no error message)")
@@ -104,13 +85,13 @@ func NewCmdAudit(streams IOStreams, runF func(*AuditOptions) error) *cobra.Comma
 func auditRun(ctx context.Context, opts *AuditOptions) error {
 	profile, err := report.ColorProfile(opts.Color, opts.IO.OutTTY, opts.IO.Getenv)
 	if err != nil {
-		return &FlagError{Err: err}
+		return &flags.Error{Err: err}
 	}
-	set, err := loadRules(opts.IO, opts.RulesFiles)
+	set, err := rules.LoadFrom(opts.IO.Dir(), opts.RulesFiles...)
 	if err != nil {
 		return err
 	}
-	src := opts.source(opts.IO)
+	src := opts.ClusterSource(opts.IO)
 	if opts.namespaceSet && !opts.AllNamespaces {
 		src.Namespace = *opts.ConfigFlags.Namespace
 	}
@@ -138,16 +119,13 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 		}
 		return err
 	}
+	var man *bundle.Manifest
 	if opts.Bundle != "" {
-		man, err := bundle.ReadManifest(opts.IO.Path(opts.Bundle))
-		if err != nil {
+		if man, err = bundle.ReadManifest(opts.IO.Path(opts.Bundle)); err != nil {
 			return err
 		}
-		err = report.AuditHTML(opts.IO.Out, r, man)
-		if err != nil {
-			return fmt.Errorf("writing report: %w", err)
-		}
-	} else if err := report.Audit(opts.IO.Out, r, opts.Output, report.Style{Profile: profile}); err != nil {
+	}
+	if err := report.Audit(opts.IO.Out, r, man, opts.Output, report.Style{Profile: profile}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if r.HasErrors() {

@@ -7,10 +7,10 @@ import (
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/bundle"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -18,20 +18,11 @@ import (
 // BundleOptions are the flags of `kubedra bundle` and what the run needs.
 type BundleOptions struct {
 	IO IOStreams
-	clusterFlags
+	flags.Cluster
 	action.BundleOptions
 
 	ListDrivers, Force, FromCluster bool
 	Output                          report.Format
-}
-
-// bindBundleCluster binds --from-dump, and of kubectl's flags only
-// --kubeconfig and --context.
-func bindBundleCluster(cmd *cobra.Command, c *clusterFlags, fromDump string) {
-	c.ConfigFlags = genericclioptions.NewConfigFlags(true)
-	cmd.Flags().StringVar(&c.FromDump, "from-dump", "", fromDump)
-	cmd.Flags().StringVar(c.ConfigFlags.KubeConfig, "kubeconfig", "", "path to the kubeconfig file")
-	cmd.Flags().StringVar(c.ConfigFlags.Context, "context", "", "kubeconfig context to use")
 }
 
 // NewCmdBundle builds `kubedra bundle` and `kubedra bundle verify`.
@@ -65,22 +56,19 @@ func NewCmdBundle(streams IOStreams, runF func(*BundleOptions) error) *cobra.Com
 			switch {
 			case opts.ListDrivers:
 				if opts.Driver != "" || opts.Out != "" {
-					return FlagErrorf("--list-drivers takes no --driver or --out")
+					return flags.Errorf("--list-drivers takes no --driver or --out")
 				}
 			case opts.Driver == "":
-				return FlagErrorf("--driver is required (see --list-drivers)")
+				return flags.Errorf("--driver is required (see --list-drivers)")
 			case opts.Out == "":
-				return FlagErrorf("--out is required")
+				return flags.Errorf("--out is required")
 			case opts.FromCluster && opts.FromDump != "":
-				return FlagErrorf("--from-cluster and --from-dump cannot be used together")
+				return flags.Errorf("--from-cluster and --from-dump cannot be used together")
 			}
 			if s := opts.Strategy; s != bundle.StrategyClaims && s != bundle.StrategyExtendedResource {
-				return FlagErrorf("--strategy must be claims or extended-resource, not %q", opts.Strategy)
+				return flags.Errorf("--strategy must be claims or extended-resource, not %q", opts.Strategy)
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return bundleRun(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, bundleRun)
 		},
 	}
 	f := cmd.Flags()
@@ -90,7 +78,7 @@ func NewCmdBundle(streams IOStreams, runF func(*BundleOptions) error) *cobra.Com
 	f.StringVar(&opts.Out, "out", "", "folder to write the bundle to")
 	f.BoolVar(&opts.Force, "force", false, "replace a non-empty --out folder")
 	f.BoolVar(&opts.FromCluster, "from-cluster", false, "tailor the bundle to the cluster of --kubeconfig/--context")
-	bindBundleCluster(cmd, &opts.clusterFlags, "tailor the bundle to a dump (kubectl get nodes,daemonsets,resourcequotas -A -o yaml, or kubedra audit --dump)")
+	opts.BindKubeconfig(f, "tailor the bundle to a dump (kubectl get nodes,daemonsets,resourcequotas -A -o yaml, or kubedra audit --dump)")
 	f.StringSliceVar(&opts.Pools, "pools", nil, "node pools to move, in order (values of the pool label); default: every pool with nodes of the family")
 	f.StringVar(&opts.PoolLabel, "pool-label", "", "node label that names pools (default: detected, e.g. eks.amazonaws.com/nodegroup)")
 	f.Var(&opts.Target, "target-version", "Kubernetes version the bundle targets (1.32-1.38)")
@@ -109,13 +97,13 @@ func bundleRun(ctx context.Context, opts *BundleOptions) error {
 	}
 	bo := opts.BundleOptions
 	if opts.FromCluster || opts.FromDump != "" {
-		src := opts.source(opts.IO)
+		src := opts.ClusterSource(opts.IO)
 		bo.Source = &src
 	}
 	res, err := action.Bundle(ctx, bo)
 	var unknown *bundle.UnknownDriverError
 	if errors.As(err, &unknown) {
-		return &FlagError{Err: err}
+		return &flags.Error{Err: err}
 	} else if err != nil {
 		return fmt.Errorf("no bundle written: %w", err)
 	}
@@ -128,7 +116,7 @@ func bundleRun(ctx context.Context, opts *BundleOptions) error {
 // BundleVerifyOptions are the flags of `kubedra bundle verify`.
 type BundleVerifyOptions struct {
 	IO IOStreams
-	clusterFlags
+	flags.Cluster
 	Dir    string
 	Output report.Format
 }
@@ -153,19 +141,16 @@ func newCmdBundleVerify(streams IOStreams, runF func(*BundleVerifyOptions) error
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return bundleVerifyRun(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, bundleVerifyRun)
 		},
 	}
-	bindBundleCluster(cmd, &opts.clusterFlags, "check a dump instead of the cluster")
+	opts.BindKubeconfig(cmd.Flags(), "check a dump instead of the cluster")
 	report.AddFormatFlag(cmd, &opts.Output, report.DriverFormats, "")
 	return cmd
 }
 
 func bundleVerifyRun(ctx context.Context, opts *BundleVerifyOptions) error {
-	r, err := action.BundleVerify(ctx, opts.IO.Path(opts.Dir), opts.source(opts.IO))
+	r, err := action.BundleVerify(ctx, opts.IO.Path(opts.Dir), opts.ClusterSource(opts.IO))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -24,7 +25,7 @@ func TestBundleFlags(t *testing.T) {
 	}{
 		{name: "list", args: []string{"--list-drivers"}, want: BundleOptions{ListDrivers: true, Output: "table", BundleOptions: action.BundleOptions{Target: rules.DefaultTarget, Strategy: "claims"}}},
 		{name: "full", args: []string{"--driver", "neuron", "--from-dump", "d.yaml", "--out", "o", "--pools", "trn2-a,trn2-b", "--target-version", "1.36", "--strategy", "extended-resource", "--force", "--context", "prod", "--kubeconfig", "/k"},
-			want: BundleOptions{clusterFlags: clusterFlags{FromDump: "d.yaml"}, Force: true, Output: "table", BundleOptions: action.BundleOptions{
+			want: BundleOptions{Cluster: flags.Cluster{FromDump: "d.yaml"}, Force: true, Output: "table", BundleOptions: action.BundleOptions{
 				Driver: "neuron", Out: "o", Pools: []string{"trn2-a", "trn2-b"}, Target: rules.Version{Major: 1, Minor: 36}, Strategy: "extended-resource"}},
 			wantContext: "prod", wantKubeconfig: "/k"},
 		{name: "bad output", args: []string{"--driver", "nvidia", "--out", "o", "-o", "bogus"}, wantErr: `unknown output format "bogus": use table, json, yaml`},

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,13 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
-	"github.com/kubedra/kubedra/rules"
 )
 
 // CheckOptions are check's flags and dependencies.
 type CheckOptions struct {
-	InputFlags
+	flags.Inputs
 	Output  report.Format
 	FailOn  string
 	Reports []string
@@ -28,7 +29,7 @@ type CheckOptions struct {
 
 // NewCmdCheck builds `kubedra check`.
 func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Command {
-	opts := &CheckOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget}}
+	opts := &CheckOptions{Inputs: flags.NewInputs(streams)}
 	cmd := &cobra.Command{
 		Use:   "check [PATH|-]...",
 		Short: "Fail CI when manifests still request devices through device plugins",
@@ -67,28 +68,22 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 		`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = cmd.CommandPath()
-			if err := opts.setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
+			if err := opts.Setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
 				return err
 			}
 			if _, err := action.ParseGate(opts.FailOn); err != nil {
-				return &FlagError{Err: err}
+				return &flags.Error{Err: err}
 			}
 			for _, r := range opts.Reports {
 				if _, _, err := parseReportFlag(r); err != nil {
 					return err
 				}
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			if done, err := answerResourceList(&opts.IO, opts.Paths, "check"); done {
-				return err
-			}
-			return checkRun(cmd, opts)
+			return runOr(cmd, opts, runF, checkRun)
 		},
 	}
 	report.AddFormatFlag(cmd, &opts.Output, report.CheckFormats, "")
-	opts.bind(cmd, "check", "table", "no summary line on stderr")
+	opts.Bind(cmd, "check", "table", "no summary line on stderr")
 	f := cmd.Flags()
 	f.StringVar(&opts.FailOn, "fail-on", string(action.FailOnAny), "what fails the gate: any, lossy or unmapped")
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report: FORMAT=PATH, e.g. sarif=kubedra.sarif (repeatable)")
@@ -106,22 +101,25 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 func parseReportFlag(s string) (report.Format, string, error) {
 	name, path, ok := strings.Cut(s, "=")
 	if !ok || name == "" || path == "" {
-		return "", "", FlagErrorf("--report %q: want FORMAT=PATH, e.g. sarif=kubedra.sarif", s)
+		return "", "", flags.Errorf("--report %q: want FORMAT=PATH, e.g. sarif=kubedra.sarif", s)
 	}
 	format, err := report.CheckFormats.Parse(name)
 	if err != nil {
-		return "", "", FlagErrorf("--report %q: %v", s, err)
+		return "", "", flags.Errorf("--report %q: %v", s, err)
 	}
 	return format, path, nil
 }
 
-func checkRun(cmd *cobra.Command, opts *CheckOptions) error {
-	in, set, profile, ignore, err := opts.run()
+func checkRun(ctx context.Context, opts *CheckOptions) error {
+	if done, err := answerResourceList(&opts.IO, opts.Paths, "check"); done {
+		return err
+	}
+	in, set, profile, ignore, err := opts.Resolve()
 	if err != nil {
 		return err
 	}
 	gate, _ := action.ParseGate(opts.FailOn)
-	res, err := action.Check(cmd.Context(), in, action.CheckOptions{
+	res, err := action.Check(ctx, in, action.CheckOptions{
 		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: ignore},
 		FailOn:      gate, SkipsFail: opts.Strict, AllowEmpty: opts.AllowEmpty,
 	})
@@ -145,13 +143,8 @@ func checkRun(cmd *cobra.Command, opts *CheckOptions) error {
 	if res.Err != nil {
 		errs = append(errs, res.Err)
 	}
-	switch {
-	case len(errs) > 0:
+	if len(errs) > 0 {
 		return &ExitCodeError{Code: ExitError, Err: errors.Join(errs...)}
-	case res.FailedInputs > 0:
-		return &ExitCodeError{Code: ExitError}
-	case res.Failures > 0:
-		return &ExitCodeError{Code: ExitFindings}
 	}
-	return nil
+	return exit(res.FailedInputs > 0, res.Failures > 0)
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 )
 
 // Exit codes are kubedra's contract with scripts and CI; docs/exit-codes.md
@@ -17,17 +19,6 @@ const (
 	// ExitFindings: a gate found something (check, audit).
 	ExitFindings = 2
 )
-
-// FlagError is a usage error: Main prints it with a hint to --help.
-type FlagError struct{ Err error }
-
-func (e *FlagError) Error() string { return e.Err.Error() }
-func (e *FlagError) Unwrap() error { return e.Err }
-
-// FlagErrorf builds a FlagError.
-func FlagErrorf(format string, args ...any) error {
-	return &FlagError{Err: fmt.Errorf(format, args...)}
-}
 
 // ExitCodeError ends a command with a given exit code. When Err is nil the
 // command has already said everything (e.g. a gate that failed, or inputs
@@ -45,6 +36,19 @@ func (e *ExitCodeError) Error() string {
 }
 func (e *ExitCodeError) Unwrap() error { return e.Err }
 
+// exit ends a run that has said everything: ExitError when it could not
+// do all of its job, else ExitFindings when a gate found something, else
+// nil (1 beats 2).
+func exit(failed, found bool) error {
+	switch {
+	case failed:
+		return &ExitCodeError{Code: ExitError}
+	case found:
+		return &ExitCodeError{Code: ExitFindings}
+	}
+	return nil
+}
+
 // exitCode maps an error returned by a command to the process exit code and
 // the message to print (empty: print nothing).
 func exitCode(err error) (int, string) {
@@ -58,7 +62,7 @@ func exitCode(err error) (int, string) {
 		}
 		return ec.Code, ec.Err.Error()
 	}
-	var fe *FlagError
+	var fe *flags.Error
 	if errors.As(err, &fe) {
 		return ExitError, fe.Error()
 	}

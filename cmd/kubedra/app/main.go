@@ -1,9 +1,11 @@
-// Package app is kubedra's command tree: each verb binds its flags to
-// Options, calls one function of package action and hands the result to
-// package report; exit codes are exitcode.go's (docs/design.md).
+// Package app is kubedra's command tree: each verb binds its flags (the
+// shared ones through package flags' groups) to Options, calls one
+// function of package action and hands the result to package report; exit
+// codes are exitcode.go's (docs/design.md).
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
+
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 )
 
 // Main runs kubedra with args (args[0] is the program name, as in os.Args)
@@ -32,7 +36,7 @@ func Main(args []string, streams IOStreams) int {
 	code, msg := exitCode(err)
 	if msg != "" {
 		fmt.Fprintf(streams.ErrOut, "%s: %s\n", root.DisplayName(), msg)
-		var fe *FlagError
+		var fe *flags.Error
 		if errors.As(err, &fe) {
 			if cmd == nil {
 				cmd = root
@@ -77,7 +81,7 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flags.Error{Err: err} })
 	root.CompletionOptions.HiddenDefaultCmd = true
 
 	root.AddCommand(
@@ -104,4 +108,13 @@ func NewCmdRoot(name string, streams IOStreams) *cobra.Command {
 		rename(root)
 	}
 	return root
+}
+
+// runOr hands the parsed options to runF, a test's stand-in, when there is
+// one, else to the command's run.
+func runOr[O any](cmd *cobra.Command, opts *O, runF func(*O) error, run func(context.Context, *O) error) error {
+	if runF != nil {
+		return runF(opts)
+	}
+	return run(cmd.Context(), opts)
 }

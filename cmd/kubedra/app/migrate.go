@@ -13,22 +13,22 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/rewrite/emit"
-	"github.com/kubedra/kubedra/rewrite/plan"
-	"github.com/kubedra/kubedra/rules"
 )
 
 // MigrateOptions are migrate's flags and dependencies.
 type MigrateOptions struct {
-	InputFlags
-	Write, Plan, AllowLossy, Share, ConsumableShares, KeepNodeSelectors, Force bool
-	Out, ClaimsFile, Strategy                                                  string
+	flags.Inputs
+	flags.Planning
+	Write, Plan bool
+	Out         string
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
 func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.Command {
-	opts := &MigrateOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget}, Strategy: string(plan.Claims)}
+	opts := &MigrateOptions{Inputs: flags.NewInputs(streams)}
 	cmd := &cobra.Command{
 		Use:   "migrate [PATH|-]...",
 		Short: "Rewrite workloads from device-plugin requests to DRA resource claims",
@@ -76,36 +76,22 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 			$ kubedra migrate --strategy auto --target-version 1.37 ./manifests
 		`),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
+			if err := opts.Setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
 				return err
 			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			if !opts.Example {
-				if done, err := answerResourceList(&opts.IO, opts.Paths, "migrate"); done {
-					return err
-				}
-			}
-			return migrateRun(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, migrateRun)
 		},
 	}
-	opts.bind(cmd, "migrate", "diff", "no summary on stderr")
+	opts.Inputs.Bind(cmd, "migrate", "diff", "no summary on stderr")
 	f := cmd.Flags()
+	opts.Planning.Bind(f)
 	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files in place (atomically)")
 	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder")
-	f.StringVar(&opts.ClaimsFile, "claims-file", "", "put new claim templates into this sibling file (added to kustomization.yaml when there is one) instead of after each workload")
-	f.StringVar(&opts.Strategy, "strategy", string(plan.Claims), "claims, extended-resource or auto")
 	f.Var(&opts.Target, "target", "same as --target-version")
 	_ = f.MarkHidden("target")
-	f.BoolVar(&opts.AllowLossy, "allow-lossy", false, "apply documented lossy mappings (sharing, rounding) instead of leaving them")
-	f.BoolVar(&opts.Share, "share", false, "with --allow-lossy: map time-slicing/MPS sharing to one shared ResourceClaim instead of exclusive per-pod claims")
-	f.BoolVar(&opts.ConsumableShares, "consumable-shares", false, "with --allow-lossy: map time-slicing to per-pod claims that take shares of one GPU (NVIDIA DRA driver v0.5.0+ with --consumable-shares=N; Kubernetes 1.36+)")
-	f.BoolVar(&opts.KeepNodeSelectors, "keep-node-selectors", false, "keep device-label nodeSelector and affinity terms that became CEL selectors")
-	f.BoolVar(&opts.Force, "force", false, "allow --strategy extended-resource on targets where DRAExtendedResource is off by default")
 	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan as YAML on stdout and change nothing")
 	f.BoolVar(&opts.Example, "example", false, "migrate the built-in example manifest")
 	return cmd
@@ -116,42 +102,43 @@ func (o *MigrateOptions) validate() error {
 		o.Paths = []string{"-"}
 	}
 	if o.Write && o.Out != "" {
-		return FlagErrorf("-w and --out do not go together")
+		return flags.Errorf("-w and --out do not go together")
 	}
 	if slices.Contains(o.Paths, "-") {
 		if len(o.Paths) > 1 {
-			return FlagErrorf("- (stdin) cannot be mixed with other paths: its migrated stream goes to stdout")
+			return flags.Errorf("- (stdin) cannot be mixed with other paths: its migrated stream goes to stdout")
 		}
 		if o.Write || o.Out != "" {
-			return FlagErrorf("stdin is migrated to stdout: -w and --out need paths")
+			return flags.Errorf("stdin is migrated to stdout: -w and --out need paths")
 		}
 		if o.ClaimsFile != "" {
-			return FlagErrorf("--claims-file needs paths: stdin is migrated to one stream")
+			return flags.Errorf("--claims-file needs paths: stdin is migrated to one stream")
 		}
 	}
 	if o.ClaimsFile != "" && (strings.ContainsRune(o.ClaimsFile, '/') || strings.ContainsRune(o.ClaimsFile, filepath.Separator) || o.ClaimsFile == "." || o.ClaimsFile == "..") {
-		return FlagErrorf("--claims-file %q: give a file name, not a path (it is created beside each migrated file)", o.ClaimsFile)
+		return flags.Errorf("--claims-file %q: give a file name, not a path (it is created beside each migrated file)", o.ClaimsFile)
 	}
-	if err := plan.CheckStrategy(plan.Strategy(o.Strategy), o.Target, o.Force); err != nil {
-		return &FlagError{Err: err}
-	}
-	return nil
+	return o.CheckStrategy(o.Target)
 }
 
 // migrateRun migrates: flags -> action.Migrate -> the plan, diff, stream
 // or files -> the summary on stderr.
 func migrateRun(ctx context.Context, opts *MigrateOptions) error {
+	if !opts.Example {
+		if done, err := answerResourceList(&opts.IO, opts.Paths, "migrate"); done {
+			return err
+		}
+	}
 	// Migrate parses every document and keeps few: a lazier GC (-28% CPU,
 	// reference/perf.md) under a soft limit, for a 250 MB peak RSS budget.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit(128 << 20)))
-	in, set, prof, ignore, err := opts.run()
+	in, set, prof, ignore, err := opts.Resolve()
 	if err != nil {
 		return err
 	}
 	mopts := action.MigrateOptions{Rules: set, Out: opts.IO.Out, Color: prof != colorprofile.NoTTY, OutDir: opts.Out, PlanOnly: opts.Plan,
-		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), Target: opts.Target, AllowLossy: opts.AllowLossy, Share: opts.Share, ConsumableShares: opts.ConsumableShares,
-			KeepNodeSelectors: opts.KeepNodeSelectors, Force: opts.Force, ClaimsFile: opts.ClaimsFile, Ignore: ignore}}
+		Plan: opts.Options(opts.Target, ignore)}
 	switch {
 	case in.Paths[0] == "-":
 		mopts.Output = emit.Stream
@@ -162,7 +149,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 	}
 	res, err := action.Migrate(ctx, in, mopts)
 	if err != nil {
-		return &FlagError{Err: err}
+		return &flags.Error{Err: err}
 	}
 	if opts.Plan {
 		if err := yaml.NewEncoder(opts.IO.Out).Encode(res.Plan); err != nil {
@@ -172,8 +159,5 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 	if !opts.Quiet {
 		report.MigrateSummary(opts.IO.ErrOut, res)
 	}
-	if res.Failed > 0 {
-		return &ExitCodeError{Code: ExitError}
-	}
-	return nil
+	return exit(res.Failed > 0, false)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/rewrite/emit"
 )
 
@@ -94,8 +95,8 @@ func TestMigrateFlags(t *testing.T) {
 		{name: "all flags", args: []string{"-w", "--claims-file", "claims.yaml", "--strategy", "auto", "--target-version", "1.37", "--allow-lossy",
 			"--keep-node-selectors", "--rules", "r.yaml", "--plan", "-q", "-f", "b", "a"},
 			check: func(t *testing.T, o *MigrateOptions) {
-				want := MigrateOptions{InputFlags: InputFlags{Paths: []string{"a", "b"}, Rules: []string{"r.yaml"}, Quiet: true}, Write: true,
-					ClaimsFile: "claims.yaml", Strategy: "auto", AllowLossy: true, KeepNodeSelectors: true, Plan: true}
+				want := MigrateOptions{Inputs: flags.Inputs{Paths: []string{"a", "b"}, Rules: []string{"r.yaml"}, Quiet: true}, Write: true,
+					Planning: flags.Planning{ClaimsFile: "claims.yaml", Strategy: "auto", AllowLossy: true, KeepNodeSelectors: true}, Plan: true}
 				if diff := cmp.Diff(want.Paths, o.Paths); diff != "" || o.Write != want.Write || o.ClaimsFile != want.ClaimsFile ||
 					o.Strategy != want.Strategy || !o.AllowLossy || !o.KeepNodeSelectors || o.Rules[0] != "r.yaml" || !o.Plan || !o.Quiet || o.Target.Minor != 37 {
 					t.Errorf("got %+v", o)
@@ -357,7 +358,7 @@ func TestMigrateExample(t *testing.T) {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)
 	}
 	// Locations name the example the way scan --example does, not "-".
-	if !strings.Contains(stderr, ExamplePath+":") || strings.Contains(stderr, "-:") {
-		t.Errorf("stderr should locate findings in %s:\n%s", ExamplePath, stderr)
+	if !strings.Contains(stderr, flags.ExamplePath+":") || strings.Contains(stderr, "-:") {
+		t.Errorf("stderr should locate findings in %s:\n%s", flags.ExamplePath, stderr)
 	}
 }

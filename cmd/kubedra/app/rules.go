@@ -1,13 +1,13 @@
 package app
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -50,7 +50,7 @@ func newCmdRulesList(streams IOStreams) *cobra.Command {
 		`),
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
-			set, err := loadRules(opts.IO, opts.Rules)
+			set, err := rules.LoadFrom(opts.IO.Dir(), opts.Rules...)
 			if err != nil {
 				return err
 			}
@@ -83,11 +83,11 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Resource = args[0]
 			if opts.Count < 1 {
-				return FlagErrorf("--count must be at least 1")
+				return flags.Errorf("--count must be at least 1")
 			}
 			for _, ns := range opts.NodeSelector {
 				if k, _, ok := strings.Cut(ns, "="); !ok || k == "" {
-					return FlagErrorf("--node-selector %q: want KEY=VALUE", ns)
+					return flags.Errorf("--node-selector %q: want KEY=VALUE", ns)
 				}
 			}
 			return rulesShowRun(opts)
@@ -104,7 +104,7 @@ func newCmdRulesShow(streams IOStreams) *cobra.Command {
 }
 
 func rulesShowRun(opts *RulesOptions) error {
-	set, err := loadRules(opts.IO, opts.Rules)
+	set, err := rules.LoadFrom(opts.IO.Dir(), opts.Rules...)
 	if err != nil {
 		return err
 	}
@@ -114,10 +114,7 @@ func rulesShowRun(opts *RulesOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range e.Diagnostics {
-		fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", d.Severity, d.Message)
-	}
-	return report.RuleShow(opts.IO.Out, e, opts.Resource, opts.Target, opts.Output)
+	return report.RuleShow(opts.IO.Out, opts.IO.ErrOut, e, opts.Resource, opts.Target, opts.Output)
 }
 
 func newCmdRulesValidate(streams IOStreams) *cobra.Command {
@@ -145,17 +142,6 @@ func newCmdRulesValidate(streams IOStreams) *cobra.Command {
 }
 
 func rulesValidateRun(opts *RulesOptions) error {
-	failed := false
-	for i, err := range action.ValidateRules(opts.IO.Dir(), opts.Files, opts.IO.In) {
-		if err != nil {
-			failed = true
-			fmt.Fprintln(opts.IO.ErrOut, err)
-			continue
-		}
-		fmt.Fprintf(opts.IO.Out, "%s: valid\n", opts.Files[i])
-	}
-	if failed {
-		return &ExitCodeError{Code: ExitError}
-	}
-	return nil
+	errs := action.ValidateRules(opts.IO.Dir(), opts.Files, opts.IO.In)
+	return exit(report.RulesValidated(opts.IO.Out, opts.IO.ErrOut, opts.Files, errs), false)
 }

@@ -1,30 +1,27 @@
 package app
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
-	"github.com/kubedra/kubedra/rules"
 )
 
 // ScanOptions are scan's flags and dependencies.
 type ScanOptions struct {
-	InputFlags
-	// Context cancels a run; nil means context.Background().
-	Context context.Context
-	Output  report.Format
-	Strict  bool
+	flags.Inputs
+	Output report.Format
+	Strict bool
 	// ProgressAfter is how long a run goes before a progress line appears
 	// on a terminal's stderr.
 	ProgressAfter time.Duration
@@ -32,7 +29,7 @@ type ScanOptions struct {
 
 // NewCmdScan builds `kubedra scan`. runF replaces scanRun in tests.
 func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command {
-	opts := &ScanOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget}, ProgressAfter: time.Second}
+	opts := &ScanOptions{Inputs: flags.NewInputs(streams), ProgressAfter: time.Second}
 	cmd := &cobra.Command{
 		Use:   "scan [PATH|-]...",
 		Short: "Find device-plugin requests in manifests",
@@ -73,21 +70,17 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 			helm template x ./chart | kubedra scan -
 		`),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Context = cmd.Context()
-			if err := opts.setup(cmd, args, "give files or directories, - for stdin, or --example"); err != nil {
+			if err := opts.Setup(cmd, args, "give files or directories, - for stdin, or --example"); err != nil {
 				return err
 			}
 			if n := len(slices.DeleteFunc(slices.Clone(opts.Paths), func(p string) bool { return p != "-" })); n > 1 {
-				return FlagErrorf("- (stdin) can be given only once")
+				return flags.Errorf("- (stdin) can be given only once")
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return scanRun(opts)
+			return runOr(cmd, opts, runF, scanRun)
 		},
 	}
 	report.AddFormatFlag(cmd, &opts.Output, report.ScanFormats, "")
-	opts.bind(cmd, "scan", "table", "print nothing on stderr (no progress line, no error message)")
+	opts.Bind(cmd, "scan", "table", "print nothing on stderr (no progress line, no error message)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "exit 1 when any input is skipped (templates, symlinks), and parse every document")
 	cmd.Flags().BoolVar(&opts.Example, "example", false, "scan the built-in example manifest")
 	return cmd
@@ -95,24 +88,19 @@ func NewCmdScan(streams IOStreams, runF func(*ScanOptions) error) *cobra.Command
 
 // scanRun scans, renders the report on stdout and maps problems to exit
 // codes.
-func scanRun(opts *ScanOptions) error {
+func scanRun(ctx context.Context, opts *ScanOptions) error {
 	// The live heap of a scan is findings, not documents: a soft limit
 	// 64 MiB above it (through report encoding) keeps a 50 MB file's peak
 	// RSS at ~120-130 MB (GOGC=400 gave ~155-190, reference/perf.md).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit(64 << 20)))
-	ctx := cmp.Or[context.Context](opts.Context, context.Background())
-	in, set, profile, ignore, err := opts.run()
+	in, set, profile, ignore, err := opts.Resolve()
 	if err != nil {
 		return err
 	}
-	var files, findings atomic.Int64
-	sopts := action.ScanOptions{Rules: set, Target: opts.Target, Strict: opts.Strict, Ignore: ignore,
-		OnFile: func(n int) { files.Add(1); findings.Add(int64(n)) }}
+	sopts := action.ScanOptions{Rules: set, Target: opts.Target, Strict: opts.Strict, Ignore: ignore}
 	var prog *report.Progress
 	if opts.IO.ErrTTY && !opts.Quiet && opts.IO.ErrOut != nil {
-		prog = report.StartProgress(opts.IO.ErrOut, opts.ProgressAfter, func() string {
-			return fmt.Sprintf("scanning: %d files, %d requests", files.Load(), findings.Load())
-		})
+		prog, sopts.OnFile = report.StartScanProgress(opts.IO.ErrOut, opts.ProgressAfter)
 	}
 	res, err := action.Scan(ctx, in, sopts)
 	prog.Stop()
@@ -122,20 +110,14 @@ func scanRun(opts *ScanOptions) error {
 	if err := report.Scan(opts.IO.Out, res.Report, opts.Output, report.Style{Profile: profile}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-	var msg error
-	switch {
-	case res.Failed > 0:
-		msg = fmt.Errorf("%d %s could not be read or parsed (listed under skipped)", res.Failed, report.Plural(res.Failed, "input", "inputs"))
-	case opts.Strict && len(res.Report.Skipped) > 0:
-		n := len(res.Report.Skipped)
-		msg = fmt.Errorf("%d %s skipped (--strict)", n, report.Plural(n, "input", "inputs"))
-	default:
+	switch msg := report.ScanProblem(res.Failed, len(res.Report.Skipped), opts.Strict); {
+	case msg == "":
 		return nil
+	case opts.Quiet:
+		return &ExitCodeError{Code: ExitError}
+	default:
+		return &ExitCodeError{Code: ExitError, Err: errors.New(msg)}
 	}
-	if opts.Quiet {
-		msg = nil
-	}
-	return &ExitCodeError{Code: ExitError, Err: msg}
 }
 
 // memoryLimit is a soft memory limit extra bytes above the heap the

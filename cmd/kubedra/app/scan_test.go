@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kubedra/kubedra/cmd/kubedra/app"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/internal/golden"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -30,13 +31,13 @@ func TestScanFlags(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", args: []string{"dir"},
-			want: app.ScanOptions{InputFlags: app.InputFlags{Paths: []string{"dir"}, Color: "auto", Target: rules.DefaultTarget}, Output: "table"}},
+			want: app.ScanOptions{Inputs: flags.Inputs{Paths: []string{"dir"}, Color: "auto", Target: rules.DefaultTarget}, Output: "table"}},
 		{name: "everything", args: []string{"-o", "json", "--strict", "--rules", "a.yaml", "--rules", "b.yaml",
 			"--target-version", "v1.36", "--color", "never", "-q", "-", "x.yaml"},
-			want: app.ScanOptions{InputFlags: app.InputFlags{Paths: []string{"-", "x.yaml"}, Rules: []string{"a.yaml", "b.yaml"},
+			want: app.ScanOptions{Inputs: flags.Inputs{Paths: []string{"-", "x.yaml"}, Rules: []string{"a.yaml", "b.yaml"},
 				Target: rules.Version{Major: 1, Minor: 36}, Color: "never", Quiet: true}, Output: "json", Strict: true}},
 		{name: "example", args: []string{"--example", "-o", "wide"},
-			want: app.ScanOptions{InputFlags: app.InputFlags{Paths: []string{}, Example: true, Color: "auto", Target: rules.DefaultTarget}, Output: "wide"}},
+			want: app.ScanOptions{Inputs: flags.Inputs{Paths: []string{}, Example: true, Color: "auto", Target: rules.DefaultTarget}, Output: "wide"}},
 		{name: "no input", args: nil, wantErr: "no input"},
 		{name: "example with paths", args: []string{"--example", "x"}, wantErr: "--example takes no paths"},
 		{name: "bad format", args: []string{"-o", "csv", "x"}, wantErr: `unknown output format "csv"`},
@@ -63,9 +64,9 @@ func TestScanFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got.IO, got.Context, got.ProgressAfter = app.IOStreams{}, nil, 0
+			got.IO, got.ProgressAfter = app.IOStreams{}, 0
 			// The loaded config is unexported run state; flags are what count.
-			if diff := cmp.Diff(&tt.want, got, cmpopts.IgnoreUnexported(app.ScanOptions{}, app.InputFlags{})); diff != "" {
+			if diff := cmp.Diff(&tt.want, got, cmpopts.IgnoreUnexported(app.ScanOptions{}, flags.Inputs{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})

@@ -6,34 +6,30 @@ import (
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
-	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
-	"github.com/kubedra/kubedra/rules"
 	"github.com/kubedra/kubedra/simulate"
 )
 
 // SimulateOptions are simulate's flags.
 type SimulateOptions struct {
-	InputFlags
-	clusterFlags
+	flags.Inputs
+	flags.Cluster
+	flags.Planning
 
 	Nodes      string
 	After      []string
 	Output     report.Format
 	ListShapes bool
 	EmitNodes  string
-	Strategy   string
-	AllowLossy bool
 }
 
 // NewCmdSimulate builds `kubedra simulate`. runF replaces simulateRun in tests.
 func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra.Command {
-	opts := &SimulateOptions{InputFlags: InputFlags{IO: streams, Target: rules.DefaultTarget},
-		clusterFlags: clusterFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}, Strategy: string(plan.Claims)}
+	opts := &SimulateOptions{Inputs: flags.NewInputs(streams)}
 	cmd := &cobra.Command{
 		Use:   "simulate [PATH|-]...",
 		Short: "Check that every workload still fits after the move to DRA, with the scheduler's allocator",
@@ -66,30 +62,26 @@ func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra
 			if opts.ListShapes {
 				return report.Shapes(opts.IO.Out, simulate.Shapes(), opts.Output)
 			}
-			if err := opts.setup(cmd, args, "name manifest files or folders (or - for stdin)"); err != nil {
+			if err := opts.Setup(cmd, args, "name manifest files or folders (or - for stdin)"); err != nil {
 				return err
 			}
 			if opts.Nodes != "" && (opts.FromDump != "" || cmd.Flags().Changed("context") || cmd.Flags().Changed("kubeconfig")) {
-				return FlagErrorf("--nodes and a cluster (--from-dump, --context, --kubeconfig) cannot be used together")
+				return flags.Errorf("--nodes and a cluster (--from-dump, --context, --kubeconfig) cannot be used together")
 			}
 			if opts.EmitNodes != "" && opts.EmitNodes != "before" && opts.EmitNodes != "after" {
-				return FlagErrorf("--emit-nodes %q: use before or after", opts.EmitNodes)
+				return flags.Errorf("--emit-nodes %q: use before or after", opts.EmitNodes)
 			}
-			if err := plan.CheckStrategy(plan.Strategy(opts.Strategy), opts.Target, false); err != nil {
-				return &FlagError{Err: err}
+			if err := opts.CheckStrategy(opts.Target); err != nil {
+				return err
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return simulateRun(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, simulateRun)
 		},
 	}
-	opts.bind(cmd, "simulate", "table", "print nothing on stderr")
+	opts.Inputs.Bind(cmd, "simulate", "table", "print nothing on stderr")
 	f := cmd.Flags()
-	opts.ConfigFlags.AddFlags(f)
+	opts.Cluster.Bind(f, "read the nodes from a dump `FILE` (kubedra audit --dump, kubectl get -o yaml) instead of a cluster")
 	f.StringVar(&opts.Nodes, "nodes", "", "NodeInventory `FILE` describing the node pools (instead of a cluster)")
 	f.StringArrayVar(&opts.After, "after", nil, "migrated manifests `DIR` (or file, repeatable) instead of migrating in memory")
-	f.StringVar(&opts.FromDump, "from-dump", "", "read the nodes from a dump `FILE` (kubedra audit --dump, kubectl get -o yaml) instead of a cluster")
 	f.BoolVar(&opts.ListShapes, "list-shapes", false, "list the built-in node shapes and exit")
 	f.StringVar(&opts.EmitNodes, "emit-nodes", "", "print the Nodes and ResourceSlices of the `before` or after world as YAML (to reproduce it on a test cluster) instead of the report")
 	f.StringVar(&opts.Strategy, "strategy", string(plan.Claims), "migrate strategy for the in-memory migration: claims, extended-resource or auto")
@@ -99,14 +91,13 @@ func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra
 }
 
 func simulateRun(ctx context.Context, opts *SimulateOptions) error {
-	in, set, prof, ignore, err := opts.run()
+	in, set, prof, ignore, err := opts.Resolve()
 	if err != nil {
 		return err
 	}
-	sopts := action.SimulateOptions{Nodes: opts.Nodes, Target: opts.Target, Rules: set, After: opts.After,
-		Plan: plan.Options{Strategy: plan.Strategy(opts.Strategy), AllowLossy: opts.AllowLossy, Ignore: ignore}}
+	sopts := action.SimulateOptions{Nodes: opts.Nodes, Target: opts.Target, Rules: set, After: opts.After, Plan: opts.Options(opts.Target, ignore)}
 	if opts.Nodes == "" {
-		sopts.Cluster = opts.source(opts.IO)
+		sopts.Cluster = opts.ClusterSource(opts.IO)
 	}
 	res, err := action.Simulate(ctx, in, sopts)
 	if err != nil {
@@ -123,18 +114,8 @@ func simulateRun(ctx context.Context, opts *SimulateOptions) error {
 	if err := report.Simulate(opts.IO.Out, res.Result, res.Diagnostics, opts.Output, report.Style{Profile: prof}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-	bad := false
-	for _, d := range res.Diagnostics {
-		bad = bad || d.Severity == inventory.Error
-		if !opts.Quiet {
-			fmt.Fprintf(opts.IO.ErrOut, "%s: %s: %s\n", d.Location(), d.Severity, d.Message)
-		}
+	if !opts.Quiet {
+		report.SimulateLog(opts.IO.ErrOut, res.Diagnostics)
 	}
-	if bad {
-		return &ExitCodeError{Code: ExitError}
-	}
-	if res.Worse() {
-		return &ExitCodeError{Code: ExitFindings}
-	}
-	return nil
+	return exit(res.Failed(), res.Worse())
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"github.com/kubedra/kubedra/cmd/kubedra/iostreams"
-	"github.com/kubedra/kubedra/rules"
 )
 
 // IOStreams are what a command runs with (package iostreams).
@@ -16,10 +15,4 @@ func SystemStreams() IOStreams { return iostreams.System() }
 // TestStreams returns streams over buffers (iostreams.Test).
 func TestStreams(stdin string, env map[string]string, wd string) (IOStreams, *bytes.Buffer, *bytes.Buffer) {
 	return iostreams.Test(stdin, env, wd)
-}
-
-// loadRules loads the built-in rules and the user's files, relative to the
-// working folder.
-func loadRules(s IOStreams, files []string) (*rules.Set, error) {
-	return rules.LoadFrom(s.Dir(), files...)
 }

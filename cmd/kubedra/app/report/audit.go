@@ -11,6 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/kubedra/kubedra/audit"
+	"github.com/kubedra/kubedra/bundle"
 )
 
 // AuditFormats are the formats Audit renders; the first is the default,
@@ -34,8 +35,9 @@ var (
 	}
 )
 
-// Audit writes r to w in format (one of AuditFormats).
-func Audit(w io.Writer, r *audit.Report, format Format, s Style) error {
+// Audit writes r to w in format (one of AuditFormats); the html page
+// shows the phases of man, a bundle, when it is not nil.
+func Audit(w io.Writer, r *audit.Report, man *bundle.Manifest, format Format, s Style) error {
 	switch format {
 	case "json":
 		return JSON(w, r)
@@ -44,7 +46,7 @@ func Audit(w io.Writer, r *audit.Report, format Format, s Style) error {
 	case "markdown":
 		return auditMarkdown(w, r)
 	case "html":
-		return AuditHTML(w, r, nil)
+		return AuditHTML(w, r, man)
 	case "", "table":
 		return auditTable(w, r, s)
 	}

@@ -45,7 +45,7 @@ func TestAuditGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := Audit(&b, r, tc.format, Style{Profile: tc.profile}); err != nil {
+			if err := Audit(&b, r, nil, tc.format, Style{Profile: tc.profile}); err != nil {
 				t.Fatal(err)
 			}
 			got := b.String()
@@ -62,7 +62,7 @@ func TestAuditGolden(t *testing.T) {
 		})
 	}
 	var b bytes.Buffer
-	if err := Audit(&b, r, "csv", Style{}); err == nil {
+	if err := Audit(&b, r, nil, "csv", Style{}); err == nil {
 		t.Error("csv: want an error")
 	}
 }
@@ -81,7 +81,7 @@ func TestAuditPartial(t *testing.T) {
 	for _, format := range []Format{"table", "json", "markdown"} {
 		t.Run(string(format), func(t *testing.T) {
 			var b bytes.Buffer
-			if err := Audit(&b, r, format, Style{Profile: colorprofile.NoTTY}); err != nil {
+			if err := Audit(&b, r, nil, format, Style{Profile: colorprofile.NoTTY}); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, "testdata/TestAuditPartial/"+string(format)+".golden", b.Bytes())

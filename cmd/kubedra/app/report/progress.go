@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,4 +52,13 @@ func (p *Progress) Stop() {
 	}
 	close(p.done)
 	p.wg.Wait()
+}
+
+// StartScanProgress starts a Progress line, after the given delay, that
+// counts the files a scan has read and the requests it found; onFile is
+// the scan's callback (action.ScanOptions.OnFile).
+func StartScanProgress(w io.Writer, after time.Duration) (p *Progress, onFile func(findings int)) {
+	var files, findings atomic.Int64
+	p = StartProgress(w, after, func() string { return fmt.Sprintf("scanning: %d files, %d requests", files.Load(), findings.Load()) })
+	return p, func(n int) { files.Add(1); findings.Add(int64(n)) }
 }

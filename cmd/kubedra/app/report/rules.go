@@ -50,9 +50,13 @@ type ruleShow struct {
 	Rules      []rules.RuleInfo `json:"rules"`
 }
 
-// RuleShow writes an explanation: the decision document, then the objects,
-// as a YAML stream or one JSON List.
-func RuleShow(w io.Writer, e *action.Explanation, resource string, target rules.Version, format Format) error {
+// RuleShow writes an explanation: its diagnostics on errOut, then on w
+// the decision document and the objects, as a YAML stream or one JSON
+// List.
+func RuleShow(w, errOut io.Writer, e *action.Explanation, resource string, target rules.Version, format Format) error {
+	for _, d := range e.Diagnostics {
+		fmt.Fprintf(errOut, "%s: %s\n", d.Severity, d.Message)
+	}
 	doc := ruleShow{APIVersion: rules.APIVersion, Kind: "RuleDecision", Resource: resource, Target: target.String(),
 		Decision: e.Decision, UsedHints: e.UsedNodeSelectors, Rules: e.Rules}
 	if format == "json" {
@@ -80,6 +84,21 @@ func RuleShow(w io.Writer, e *action.Explanation, resource string, target rules.
 }
 
 var yaml11Bool = map[string]bool{"y": true, "yes": true, "n": true, "no": true, "on": true, "off": true, "true": true, "false": true}
+
+// RulesValidated writes what `rules validate` found, errs parallel to
+// files: each valid file on w, each problem on errOut. It reports whether
+// any file has one.
+func RulesValidated(w, errOut io.Writer, files []string, errs []error) (failed bool) {
+	for i, err := range errs {
+		if err != nil {
+			failed = true
+			fmt.Fprintln(errOut, err)
+			continue
+		}
+		fmt.Fprintf(w, "%s: valid\n", files[i])
+	}
+	return failed
+}
 
 // Machine writes v as indented JSON or as YAML; unlike YAML, it keeps the
 // Go types' field order (apiVersion and kind first) rather than sorting

@@ -40,6 +40,19 @@ func Scan(w io.Writer, r plan.Report, format Format, s Style) error {
 	return fmt.Errorf("unknown output format %q: use %s", format, ScanFormats)
 }
 
+// ScanProblem is why scan exits 1 after its report: inputs that could not
+// be read or parsed, else, with --strict, inputs skipped; "" when there is
+// no problem.
+func ScanProblem(failed, skipped int, strict bool) string {
+	switch {
+	case failed > 0:
+		return fmt.Sprintf("%d %s could not be read or parsed (listed under skipped)", failed, Plural(failed, "input", "inputs"))
+	case strict && skipped > 0:
+		return fmt.Sprintf("%d %s skipped (--strict)", skipped, Plural(skipped, "input", "inputs"))
+	}
+	return ""
+}
+
 // JSON writes v as indented JSON with a trailing newline.
 func JSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

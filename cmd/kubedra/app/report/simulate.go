@@ -148,6 +148,14 @@ func simulateMarkdown(w io.Writer, r *simulate.Result) error {
 	return err
 }
 
+// SimulateLog writes simulate's stderr: each input that could not be read,
+// as file:line: severity: message.
+func SimulateLog(w io.Writer, diags inventory.Diagnostics) {
+	for _, d := range diags {
+		fmt.Fprintf(w, "%s: %s: %s\n", d.Location(), d.Severity, d.Message)
+	}
+}
+
 // Shapes lists the built-in shapes (simulate --list-shapes).
 func Shapes(w io.Writer, shapes []*simulate.Shape, format Format) error {
 	if format == "json" {

@@ -1,4 +1,4 @@
-package action
+package config
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"sigs.k8s.io/yaml"
 
@@ -14,13 +15,17 @@ import (
 	"github.com/kubedra/kubedra/rules"
 )
 
-// ConfigFileName is the file kubedra looks for in the working folder and
-// the folders above it. docs/config.md documents it.
-const ConfigFileName = ".kubedra.yaml"
+// FileName is the file kubedra looks for in the working folder and the
+// folders above it. docs/config.md documents it.
+const FileName = ".kubedra.yaml"
 
-// ConfigEnv names the config file explicitly (like --config); "none" turns
+// Env names the config file explicitly (like --config); "none" turns
 // discovery off.
-const ConfigEnv = "KUBEDRA_CONFIG"
+const Env = "KUBEDRA_CONFIG"
+
+// Gates are the values failOn takes: action's gates (check's --fail-on),
+// which action's tests keep equal to these.
+var Gates = []string{"any", "lossy", "unmapped"}
 
 // Config is a .kubedra.yaml: the defaults a repository sets for every
 // kubedra command run inside it. Flags beat KUBEDRA_* environment variables,
@@ -57,21 +62,21 @@ func (c *Config) Where(key string) string {
 	return c.Path
 }
 
-// LoadConfig finds and reads the config: explicit names the file (from
+// Load finds and reads the config: explicit names the file (from
 // --config; "" when not given), else KUBEDRA_CONFIG (from getenv), else
 // the first .kubedra.yaml in the working folder wd or a folder above it
 // ("" wd: no discovery). "none" turns the config off. No file found is not
 // an error: the Config is empty.
-func LoadConfig(explicit string, getenv func(string) string, wd string) (*Config, error) {
+func Load(explicit string, getenv func(string) string, wd string) (*Config, error) {
 	name := explicit
 	if name == "" && getenv != nil {
-		name = getenv(ConfigEnv)
+		name = getenv(Env)
 	}
 	switch name {
 	case "none":
 		return &Config{}, nil
 	case "":
-		found, err := findConfig(wd)
+		found, err := find(wd)
 		if err != nil || found == "" {
 			return &Config{}, err
 		}
@@ -85,7 +90,7 @@ func LoadConfig(explicit string, getenv func(string) string, wd string) (*Config
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
-	cfg, err := ParseConfig(data)
+	cfg, err := Parse(data)
 	if err != nil {
 		if line, msg := inventory.LineOf(err, 0); line > 0 {
 			return nil, fmt.Errorf("%s:%d: %s", name, line, msg)
@@ -96,17 +101,17 @@ func LoadConfig(explicit string, getenv func(string) string, wd string) (*Config
 	return cfg, nil
 }
 
-// findConfig walks from the working folder up to the root.
-func findConfig(dir string) (string, error) {
+// find walks from the working folder up to the root.
+func find(dir string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
 	for {
-		p := filepath.Join(dir, ConfigFileName)
+		p := filepath.Join(dir, FileName)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("finding %s: %w", ConfigFileName, err)
+			return "", fmt.Errorf("finding %s: %w", FileName, err)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -116,10 +121,10 @@ func findConfig(dir string) (string, error) {
 	}
 }
 
-// ParseConfig decodes and validates a config file. Unknown keys are errors,
+// Parse decodes and validates a config file. Unknown keys are errors,
 // so that a typo (failon:) does not silently do nothing.
-func ParseConfig(data []byte) (*Config, error) {
-	lines, err := configLines(data)
+func Parse(data []byte) (*Config, error) {
+	lines, err := keyLines(data)
 	if err != nil {
 		return nil, err
 	}
@@ -128,10 +133,8 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	cfg.Lines = lines
-	if cfg.FailOn != "" {
-		if _, err := ParseGate(cfg.FailOn); err != nil {
-			return nil, inventory.AtLine(lines["failOn"], fmt.Errorf("failOn %q: use %s", cfg.FailOn, gateNames()))
-		}
+	if cfg.FailOn != "" && !slices.Contains(Gates, cfg.FailOn) {
+		return nil, inventory.AtLine(lines["failOn"], fmt.Errorf("failOn %q: use any, unmapped or lossy", cfg.FailOn))
 	}
 	if cfg.Strategy != "" {
 		switch plan.Strategy(cfg.Strategy) {
@@ -204,5 +207,5 @@ func (c *Config) Ignores(wd string) *plan.Ignores {
 	if c == nil || len(c.Ignore) == 0 {
 		return nil
 	}
-	return &plan.Ignores{Rules: c.Ignore, Dir: c.Dir(), WorkDir: wd, Source: ConfigFileName}
+	return &plan.Ignores{Rules: c.Ignore, Dir: c.Dir(), WorkDir: wd, Source: FileName}
 }

@@ -1,4 +1,4 @@
-package app
+package flags
 
 import _ "embed"
 

@@ -1,4 +1,4 @@
-package action_test
+package config_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/config"
 )
 
 func write(t *testing.T, name, data string) {
@@ -19,14 +19,14 @@ func write(t *testing.T, name, data string) {
 	}
 }
 
-func TestLoadConfigDiscovery(t *testing.T) {
+func TestLoadDiscovery(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	sub := filepath.Join(root, "a", "b")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, action.ConfigFileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
+	write(t, filepath.Join(root, config.FileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
 	other := filepath.Join(root, "other.yaml")
 	write(t, other, "failOn: lossy\n")
 
@@ -39,11 +39,11 @@ func TestLoadConfigDiscovery(t *testing.T) {
 		wantFail string
 		wantErr  string
 	}{
-		{name: "in working folder", wd: root, wantPath: filepath.Join(root, action.ConfigFileName), wantFail: "unmapped"},
-		{name: "found above", wd: sub, wantPath: filepath.Join(root, action.ConfigFileName), wantFail: "unmapped"},
+		{name: "in working folder", wd: root, wantPath: filepath.Join(root, config.FileName), wantFail: "unmapped"},
+		{name: "found above", wd: sub, wantPath: filepath.Join(root, config.FileName), wantFail: "unmapped"},
 		{name: "none found", wd: t.TempDir()},
 		{name: "env names file", wd: sub, env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: other, wantFail: "lossy"},
-		{name: "flag beats env", wd: sub, explicit: filepath.Join(root, action.ConfigFileName), env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: filepath.Join(root, action.ConfigFileName), wantFail: "unmapped"},
+		{name: "flag beats env", wd: sub, explicit: filepath.Join(root, config.FileName), env: map[string]string{"KUBEDRA_CONFIG": other}, wantPath: filepath.Join(root, config.FileName), wantFail: "unmapped"},
 		{name: "none disables", wd: sub, env: map[string]string{"KUBEDRA_CONFIG": "none"}},
 		{name: "relative to working folder", wd: root, explicit: "other.yaml", wantPath: other, wantFail: "lossy"},
 		{name: "missing explicit file", wd: root, explicit: "nope.yaml", wantErr: "reading config"},
@@ -51,7 +51,7 @@ func TestLoadConfigDiscovery(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := action.LoadConfig(tt.explicit, func(k string) string { return tt.env[k] }, tt.wd)
+			cfg, err := config.Load(tt.explicit, func(k string) string { return tt.env[k] }, tt.wd)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -68,7 +68,7 @@ func TestLoadConfigDiscovery(t *testing.T) {
 	}
 }
 
-func TestParseConfigErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"unknown key", "fail_on: any\n", `line 1: unknown key "fail_on"`},
@@ -84,7 +84,7 @@ func TestParseConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := action.ParseConfig([]byte(tt.in))
+			_, err := config.Parse([]byte(tt.in))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}

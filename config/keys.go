@@ -1,4 +1,4 @@
-package action
+package config
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// configLines checks the keys of a config file exactly against the json
+// keyLines checks the keys of a config file exactly against the json
 // names of Config's fields (the JSON decoder behind UnmarshalStrict
 // matches them case-insensitively, so `FAILON:` would pass) and returns
 // the line of each top-level key. Errors start with "line N: ".
-func configLines(data []byte) (map[string]int, error) {
+func keyLines(data []byte) (map[string]int, error) {
 	var doc kyaml.Node
 	if err := kyaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
