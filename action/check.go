@@ -3,93 +3,15 @@ package action
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/kubedra/kubedra/rewrite/plan"
-	"github.com/kubedra/kubedra/rules"
 )
-
-// Gate is what fails `kubedra check`.
-type Gate string
-
-// Gates (--fail-on).
-const (
-	// FailOnAny fails on every device-plugin request that is not ignored,
-	// and on everything written for an earlier DRA (dra-upgrade); DRA-backed
-	// names (KEP-5004) never fail. Every gate fails on what the target does
-	// not serve at all (classic DRA, removed versions, removed gates).
-	// Governance items (quotas, LimitRanges, queues) fail it only when the
-	// object would stop counting or limiting the devices after migration
-	// (rules.Govern.Breaks); no narrower gate fails on them.
-	FailOnAny Gate = "any"
-	// FailOnLossy fails on requests that cannot move without loss: lossy
-	// or unmapped.
-	FailOnLossy Gate = "lossy"
-	// FailOnUnmapped fails on requests no rule maps.
-	FailOnUnmapped Gate = "unmapped"
-)
-
-// Gates lists the gates, the default first.
-var Gates = []Gate{FailOnAny, FailOnLossy, FailOnUnmapped}
-
-// gateNames lists the gates for messages.
-func gateNames() string {
-	return "any, unmapped or lossy"
-}
-
-// ParseGate checks a gate's name.
-func ParseGate(s string) (Gate, error) {
-	switch g := Gate(s); g {
-	case FailOnAny, FailOnLossy, FailOnUnmapped:
-		return g, nil
-	}
-	return "", fmt.Errorf("--fail-on %q: use any, unmapped or lossy", s)
-}
-
-// Fails reports whether an item fails the gate. Ignored items never fail;
-// an ignore annotation without a reason always does, whatever the gate,
-// because it does not ignore anything.
-func (g Gate) Fails(it plan.Item) bool {
-	if it.IgnoreInvalid {
-		return true
-	}
-	if it.Ignored != "" {
-		return false
-	}
-	if u := it.Mapping.Upgrade; u != nil && u.Serving == rules.NotServed {
-		// The target refuses it as written: worse than any mapping loss.
-		return true
-	}
-	if gv := it.Mapping.Govern; gv != nil {
-		// An object that would stop counting or limiting the devices
-		// after migration fails the default gate; one that keeps
-		// counting, or has its DRA form already, never fails.
-		return g == FailOnAny && gv.Breaks
-	}
-	st := it.Status
-	if st == rules.HelmValues {
-		// migrate leaves it: the default gate fails, the narrow gates
-		// judge its mapping as for a workload.
-		if g == FailOnAny {
-			return true
-		}
-		st = it.Mapping.Status
-	}
-	switch g {
-	case FailOnUnmapped:
-		return st == rules.Unmapped
-	case FailOnLossy:
-		return st == rules.Unmapped || st == rules.Lossy
-	default:
-		return st != rules.DRABacked
-	}
-}
 
 // CheckOptions steer Check. The scan is always strict: a gate must fail
 // on a broken document even when it names no device.
 type CheckOptions struct {
 	ScanOptions
-	FailOn Gate
+	FailOn plan.Gate
 	// SkipsFail counts inputs skipped by design (templates, symlinks) as
 	// inputs that could not be checked (--strict).
 	SkipsFail bool
@@ -105,7 +27,7 @@ var ErrNoManifests = errors.New("no manifests found: the input holds no Kubernet
 // CheckResult is a scan with the gate's verdict on each finding.
 type CheckResult struct {
 	*ScanResult
-	FailOn Gate
+	FailOn plan.Gate
 	// Failing is parallel to Report.Findings: true when the finding fails
 	// the gate.
 	Failing []bool
@@ -121,7 +43,7 @@ type CheckResult struct {
 // Check scans the input and gates on the result.
 func Check(ctx context.Context, in Input, opts CheckOptions) (*CheckResult, error) {
 	if opts.FailOn == "" {
-		opts.FailOn = FailOnAny
+		opts.FailOn = plan.FailOnAny
 	}
 	sopts := opts.ScanOptions
 	sopts.Strict = true

@@ -7,29 +7,13 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/config"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
-
-// FnConfig is kubedra fn's functionConfig: its fields at the top level,
-// under spec:, or as a ConfigMap's data:.
-type FnConfig struct {
-	// Mode is "check" (items pass through unchanged and every finding
-	// becomes a result) or "migrate" (items are migrated like `kubedra
-	// migrate -` and what stays on device plugins becomes results).
-	Mode          string   `yaml:"mode,omitempty"`
-	FailOn        string   `yaml:"failOn,omitempty"`
-	TargetVersion string   `yaml:"targetVersion,omitempty"`
-	Rules         []string `yaml:"rules,omitempty"`
-	// Migrate mode only, as migrate's flags of the same names.
-	Strategy          string `yaml:"strategy,omitempty"`
-	AllowLossy        bool   `yaml:"allowLossy,omitempty"`
-	Share             bool   `yaml:"share,omitempty"`
-	KeepNodeSelectors bool   `yaml:"keepNodeSelectors,omitempty"`
-}
 
 // Fn is kubedra as a KRM function (kyaml fn/framework): it checks or
 // migrates a ResourceList's items with Check and Migrate, called on the
@@ -56,7 +40,7 @@ type FnResult struct {
 
 // Run checks or migrates items as functionConfig fc says.
 func (fn Fn) Run(items []*yaml.RNode, fc *yaml.RNode) (*FnResult, error) {
-	cfg, err := ParseFnConfig(fc, fn.Mode)
+	cfg, err := config.ParseFn(fc, fn.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +69,7 @@ func (fn Fn) Run(items []*yaml.RNode, fc *yaml.RNode) (*FnResult, error) {
 		}
 		return &FnResult{Items: res.Documents, Diagnostics: res.Diagnostics, Origins: where}, nil
 	}
-	gate, err := ParseGate(cfg.FailOn)
+	gate, err := plan.ParseGate(cfg.FailOn)
 	if err != nil {
 		return nil, fmt.Errorf("functionConfig: %w", err)
 	}
@@ -98,38 +82,4 @@ func (fn Fn) Run(items []*yaml.RNode, fc *yaml.RNode) (*FnResult, error) {
 
 func objectOf(n *yaml.RNode) *inventory.ObjectRef {
 	return &inventory.ObjectRef{APIVersion: n.GetApiVersion(), Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}
-}
-
-// ParseFnConfig decodes a functionConfig; mode is the default mode.
-func ParseFnConfig(fc *yaml.RNode, mode string) (FnConfig, error) {
-	cfg := FnConfig{Mode: mode, FailOn: string(FailOnAny)}
-	if fc == nil || fc.IsNilOrEmpty() {
-		return cfg, nil
-	}
-	src := fc
-	for _, f := range []string{"spec", "data"} {
-		if n := fc.Field(f); n != nil && n.Value != nil {
-			src = n.Value
-			break
-		}
-	}
-	s, err := src.String()
-	if err != nil {
-		return cfg, err
-	}
-	if err := yaml.Unmarshal([]byte(s), &cfg); err != nil {
-		return cfg, fmt.Errorf("functionConfig: %w", err)
-	}
-	switch cfg.Mode {
-	case "":
-		cfg.Mode = mode
-	case "check", "migrate":
-	default:
-		return cfg, fmt.Errorf("functionConfig: mode %q: use check or migrate", cfg.Mode)
-	}
-	cfg.FailOn = cmp.Or(cfg.FailOn, string(FailOnAny))
-	if _, err := ParseGate(cfg.FailOn); err != nil {
-		return cfg, fmt.Errorf("functionConfig: failOn %q: use any, lossy or unmapped", cfg.FailOn)
-	}
-	return cfg, nil
 }

@@ -61,14 +61,14 @@ func TestCheckDRAUpgrade(t *testing.T) {
 	t.Parallel()
 	dir := testfs.Tree(t, map[string]string{"a-claims.yaml": classicClaims, "b-params.yaml": classicParams, "c-beta.yaml": betaClaim})
 	for _, tc := range []struct {
-		gate   action.Gate
+		gate   plan.Gate
 		target rules.Version
 		want   int
 	}{
-		{action.FailOnAny, rules.Version{Major: 1, Minor: 38}, 4},
-		{action.FailOnUnmapped, rules.Version{Major: 1, Minor: 38}, 3},
-		{action.FailOnLossy, rules.Version{Major: 1, Minor: 38}, 3},
-		{action.FailOnAny, rules.Version{Major: 1, Minor: 33}, 3}, // v1beta2 is 1.33's own version
+		{plan.FailOnAny, rules.Version{Major: 1, Minor: 38}, 4},
+		{plan.FailOnUnmapped, rules.Version{Major: 1, Minor: 38}, 3},
+		{plan.FailOnLossy, rules.Version{Major: 1, Minor: 38}, 3},
+		{plan.FailOnAny, rules.Version{Major: 1, Minor: 33}, 3}, // v1beta2 is 1.33's own version
 	} {
 		res, err := action.Check(context.Background(), action.Input{Paths: []string{"."}, Dir: dir},
 			action.CheckOptions{ScanOptions: action.ScanOptions{Target: tc.target}, FailOn: tc.gate})

@@ -23,10 +23,6 @@ const FileName = ".kubedra.yaml"
 // discovery off.
 const Env = "KUBEDRA_CONFIG"
 
-// Gates are the values failOn takes: action's gates (check's --fail-on),
-// which action's tests keep equal to these.
-var Gates = []string{"any", "lossy", "unmapped"}
-
 // Config is a .kubedra.yaml: the defaults a repository sets for every
 // kubedra command run inside it. Flags beat KUBEDRA_* environment variables,
 // which beat the file.
@@ -133,7 +129,7 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	cfg.Lines = lines
-	if cfg.FailOn != "" && !slices.Contains(Gates, cfg.FailOn) {
+	if cfg.FailOn != "" && !slices.Contains(plan.Gates, plan.Gate(cfg.FailOn)) {
 		return nil, inventory.AtLine(lines["failOn"], fmt.Errorf("failOn %q: use any, unmapped or lossy", cfg.FailOn))
 	}
 	if cfg.Strategy != "" {

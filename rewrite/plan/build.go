@@ -72,7 +72,7 @@ const (
 	RuleEncode              = "migrate/encode"
 	RuleZeroCount           = "migrate/zero-count"
 	RuleClaimSplit          = "migrate/claim-split"
-	RuleDriverClass         = "migrate/driver-class"
+	RuleDriverClass         = rules.RuleDriverClass
 )
 
 // ExtendedResourceGA is the first target on which DRAExtendedResource is on

@@ -12,6 +12,7 @@ import (
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
+	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
 // CheckOptions are check's flags and dependencies.
@@ -71,7 +72,7 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 			if err := opts.Setup(cmd, args, "give a path, a folder or - for stdin"); err != nil {
 				return err
 			}
-			if _, err := action.ParseGate(opts.FailOn); err != nil {
+			if _, err := plan.ParseGate(opts.FailOn); err != nil {
 				return &flags.Error{Err: err}
 			}
 			for _, r := range opts.Reports {
@@ -85,12 +86,12 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 	report.AddFormatFlag(cmd, &opts.Output, report.CheckFormats, "")
 	opts.Bind(cmd, "check", "table", "no summary line on stderr")
 	f := cmd.Flags()
-	f.StringVar(&opts.FailOn, "fail-on", string(action.FailOnAny), "what fails the gate: any, lossy or unmapped")
+	f.StringVar(&opts.FailOn, "fail-on", string(plan.FailOnAny), "what fails the gate: any, lossy or unmapped")
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report: FORMAT=PATH, e.g. sarif=kubedra.sarif (repeatable)")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "pass on an input without any manifest (by default that fails: exit 1, no manifests found)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on inputs skipped by design too: unrendered templates, symlinks out of the tree")
-	gates := make([]string, len(action.Gates))
-	for i, g := range action.Gates {
+	gates := make([]string, len(plan.Gates))
+	for i, g := range plan.Gates {
 		gates[i] = string(g)
 	}
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(gates, cobra.ShellCompDirectiveNoFileComp))
@@ -118,7 +119,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	gate, _ := action.ParseGate(opts.FailOn)
+	gate, _ := plan.ParseGate(opts.FailOn)
 	res, err := action.Check(ctx, in, action.CheckOptions{
 		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: ignore},
 		FailOn:      gate, SkipsFail: opts.Strict, AllowEmpty: opts.AllowEmpty,

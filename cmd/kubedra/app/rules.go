@@ -17,7 +17,7 @@ type RulesOptions struct {
 	IO     IOStreams
 	Rules  []string
 	Output report.Format
-	action.ExplainOptions
+	rules.ExplainOptions
 	Files []string
 }
 
@@ -63,7 +63,7 @@ func newCmdRulesList(streams IOStreams) *cobra.Command {
 }
 
 func newCmdRulesShow(streams IOStreams) *cobra.Command {
-	opts := &RulesOptions{IO: streams, ExplainOptions: action.ExplainOptions{Target: rules.DefaultTarget, Count: 1}}
+	opts := &RulesOptions{IO: streams, ExplainOptions: rules.ExplainOptions{Target: rules.DefaultTarget, Count: 1}}
 	cmd := &cobra.Command{
 		Use:   "show RESOURCE",
 		Short: "Show the DRA shape a resource becomes",
@@ -108,9 +108,7 @@ func rulesShowRun(opts *RulesOptions) error {
 	if err != nil {
 		return err
 	}
-	eo := opts.ExplainOptions
-	eo.Rules = set
-	e, err := action.Explain(eo)
+	e, err := action.Explain(set, opts.ExplainOptions)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/iostreams"
 	"github.com/kubedra/kubedra/config"
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -28,7 +27,7 @@ var configKeys = []struct{ key, flag string }{
 // rather than the flag the user did not type.
 var envChecks = map[string]func(string) error{
 	"fail-on": func(v string) error {
-		if _, err := action.ParseGate(v); err != nil {
+		if _, err := plan.ParseGate(v); err != nil {
 			return errors.New("use any, unmapped or lossy")
 		}
 		return nil

@@ -10,7 +10,6 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -53,7 +52,7 @@ type ruleShow struct {
 // RuleShow writes an explanation: its diagnostics on errOut, then on w
 // the decision document and the objects, as a YAML stream or one JSON
 // List.
-func RuleShow(w, errOut io.Writer, e *action.Explanation, resource string, target rules.Version, format Format) error {
+func RuleShow(w, errOut io.Writer, e *rules.Explanation, resource string, target rules.Version, format Format) error {
 	for _, d := range e.Diagnostics {
 		fmt.Fprintf(errOut, "%s: %s\n", d.Severity, d.Message)
 	}

@@ -1,18 +1,16 @@
-package action_test
+package plan_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubedra/kubedra/action"
-	"github.com/kubedra/kubedra/config"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
 
+// TestFails: what each gate fails on.
 func TestFails(t *testing.T) {
 	t.Parallel()
 	item := func(s rules.Status, ignored string, invalid bool) plan.Item {
@@ -40,22 +38,10 @@ func TestFails(t *testing.T) {
 	for _, tt := range tests {
 		got := map[string]bool{}
 		for gate := range tt.want {
-			got[gate] = action.Gate(gate).Fails(tt.it)
+			got[gate] = plan.Gate(gate).Fails(tt.it)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
-	}
-}
-
-// TestConfigGates: .kubedra.yaml's failOn takes exactly check's gates.
-func TestConfigGates(t *testing.T) {
-	t.Parallel()
-	gates := make([]string, len(action.Gates))
-	for i, g := range action.Gates {
-		gates[i] = string(g)
-	}
-	if !slices.Equal(gates, config.Gates) {
-		t.Errorf("config.Gates = %v, want action.Gates %v", config.Gates, gates)
 	}
 }
