@@ -99,7 +99,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	if err != nil {
 		return nil, err
 	}
-	m.charts = in.charts(ctx, chartOptions{target: opts.Plan.Target, strategy: opts.Plan.Strategy, force: opts.Plan.Force, set: m.set, dopts: m.dopts})
+	m.charts = in.charts(ctx, chartOptions{target: m.planner.Target(), strategy: opts.Plan.Strategy, force: opts.Plan.Force, set: m.set, dopts: m.dopts})
 	m.skip = owned(m.charts)
 	if err := m.prepass(ctx); err != nil {
 		return nil, err
@@ -152,6 +152,9 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 		resolver = opts.Resolver
 	}
 	popts := opts.Plan
+	if popts.Target == (rules.Version{}) {
+		popts.Target = rules.DefaultTarget
+	}
 	popts.Encoder = opts.Encoder
 	if popts.Encoder == nil {
 		popts.Encoder = encoder{Set: set, force: popts.Force}

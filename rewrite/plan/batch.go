@@ -49,6 +49,9 @@ func (r *FileResult) filePlan(path string) *FilePlan {
 	return r.Plan
 }
 
+// Target is the release the Planner plans for.
+func (p *Planner) Target() rules.Version { return p.opts.Target }
+
 // Learn records what a file tells the plans of other files (the documents
 // detect.MayConcernOthers lets through, read before the stream): the
 // claims whose names are taken, classic DRA parameters, the ClusterQueues
