@@ -58,11 +58,6 @@ func Kustomization(dir, name string, before, after filesys.FileSystem, classes C
 	return compareRenders(r, b, a, classes)
 }
 
-// Renders proves two renders of one unit (documents as they are deployed).
-func Renders(name string, before, after []*yaml.RNode, classes Classes) Result {
-	return compareRenders(Result{Unit: name, Problems: []Problem{}}, before, after, classes)
-}
-
 func compareRenders(r Result, before, after []*yaml.RNode, classes Classes) Result {
 	bp := Pods(before)
 	r.Pods = len(bp)
