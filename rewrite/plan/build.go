@@ -73,6 +73,7 @@ const (
 	RuleZeroCount           = "migrate/zero-count"
 	RuleClaimSplit          = "migrate/claim-split"
 	RuleDriverClass         = rules.RuleDriverClass
+	RuleClusterScoped       = "migrate/cluster-scoped"
 )
 
 // ExtendedResourceGA is the first target on which DRAExtendedResource is on
@@ -371,6 +372,13 @@ func (b *builder) leftAlone(pd *pod) bool {
 		}
 		return true
 	}
+	if users, ok := clusterScoped[f0.Kind]; ok && b.opts.Strategy != ExtendedResource {
+		for _, f := range pd.findings {
+			b.diag(inventory.Warning, RuleClusterScoped, f, fmt.Sprintf("left unchanged: %s is cluster-scoped: its pods run in the namespaces of the %s that use it, and a ResourceClaimTemplate is namespaced (cluster-scoped templates were withdrawn: KEP-5978)", f.Kind, users),
+				"keep the request and serve it through the driver's DeviceClass (--strategy extended-resource, Kubernetes 1.36+), or give each namespace a namespaced copy of the runtime and migrate those")
+		}
+		return true
+	}
 	if f0.Generic {
 		for _, f := range pd.findings {
 			b.diag(inventory.Warning, RuleUnknownKind, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
@@ -496,6 +504,14 @@ func (b *builder) extended(pods []*pod) {
 			b.res.DeviceClasses = append(b.res.DeviceClasses, &Object{Kind: "DeviceClass", Name: n.GetName(), Node: n})
 		}
 	}
+}
+
+// clusterScoped are the cluster-scoped kinds with pod templates, and what
+// uses them: their pods run in the users' namespaces, where no claim
+// template of theirs can be.
+var clusterScoped = map[string]string{
+	"ClusterServingRuntime":  "InferenceServices",
+	"ClusterTrainingRuntime": "TrainJobs",
 }
 
 // noClaims are API groups whose pod templates have no place for resource
