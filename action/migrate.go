@@ -15,6 +15,7 @@ import (
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/inventory/kustomize"
+	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rewrite"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -43,6 +44,9 @@ type MigrateOptions struct {
 	// PlanOnly plans and changes nothing (migrate --plan): the result's
 	// Plan holds every edit.
 	PlanOnly bool
+	// NoProof writes kustomize units without proving them first
+	// (docs/migrate.md#the-proof).
+	NoProof bool
 }
 
 // MigrateResult is what Migrate did.
@@ -70,6 +74,9 @@ type MigrateResult struct {
 	Migrated, Added, Changed, Failed int
 	// Plan is every edit, with PlanOnly.
 	Plan *plan.Plan
+	// Units are the proofs of the kustomize units a change reached, in
+	// the order found (nil: nothing to prove).
+	Units []proof.Result
 	// Documents are Input.Documents migrated: new objects follow their
 	// workload, DeviceClasses come last.
 	Documents []*yaml.RNode
@@ -117,7 +124,11 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	m.res.Diagnostics = append(m.res.Diagnostics, m.emit.Stale(m.stale)...)
 	m.chartResults()
 	if m.emit != nil {
+		m.composePatches()
 		m.sideFiles()
+		if m.emit.Hold != nil {
+			m.prove()
+		}
 		if err := m.emit.CopyRest(); err != nil {
 			return nil, err
 		}
@@ -186,6 +197,11 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 		m.res.Plan = plan.NewPlan(popts)
 	} else {
 		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir}
+		if len(tree.Roots()) > 0 && opts.Output != emit.Stream && !opts.NoProof {
+			// Every kustomize unit a change reaches is proved before its
+			// files are written (prove.go).
+			m.emit.Hold = tree.Covers
+		}
 	}
 	return m, nil
 }
@@ -211,8 +227,13 @@ type migration struct {
 	// leaves the files they render out of the file walk.
 	charts []*chartRun
 	skip   func(string) bool
-	// tree are the kustomize build units of the input (kustomize.go).
-	tree *kustomize.Tree
+	// tree are the kustomize build units of the input (kustomize.go);
+	// heldFiles what the files held back for their proof added (prove.go).
+	tree      *kustomize.Tree
+	heldFiles map[string]*heldFile
+	// written are the claims lists each migrated file's plans write, for
+	// the JSON 6902 patches that add such a list (kustomize.go).
+	written map[string][]string
 	// memory is what the applier did to Input.Documents (documents).
 	memory *rewrite.Applied
 }
@@ -302,6 +323,12 @@ type fileState struct {
 	added         int
 	lastNew       []byte // Stream: the New text of the last batch (the stream's end)
 	classes       []*inventory.Document
+	// held marks a file held back for the proof (prove.go), findings its
+	// requests (kept only for such files).
+	held     bool
+	findings []inventory.Finding
+	// lists name the claims lists its plans write (plan.ClaimListKeys).
+	lists []string
 	// pods are the pod-template paths of planned batches' workloads, for
 	// kustomize name references (only when the input has kustomizations).
 	pods []string
@@ -368,7 +395,7 @@ func (m *migration) admit(st *fileState, f *files.File, p detected) {
 	}
 	if by := m.tree.HeldBy(f.Path); by != "" && !st.unread {
 		for _, x := range p.found.Findings {
-			m.res.Diagnostics = append(m.res.Diagnostics, kustomize.HeldDiagnostic(x, by))
+			m.res.Diagnostics = append(m.res.Diagnostics, m.tree.HeldDiagnostic(x, by))
 		}
 		st.unread = true
 	} else if st.unread {
@@ -398,6 +425,9 @@ func (m *migration) plan(st *fileState, f *files.File, p detected) *plan.FilePla
 	st.workloads = append(st.workloads, r.Workloads...)
 	m.dcs = append(m.dcs, r.DeviceClasses...)
 	st.planned += len(p.found.Findings)
+	if m.holds(f.Path) {
+		st.findings = append(st.findings, p.found.Findings...)
+	}
 	fp := r.Plan
 	if fp == nil {
 		return nil
@@ -416,6 +446,7 @@ func (m *migration) plan(st *fileState, f *files.File, p detected) *plan.FilePla
 		for _, x := range p.found.Findings {
 			st.pods = append(st.pods, x.PodTemplatePath)
 		}
+		st.lists = append(st.lists, plan.ClaimListKeys(fp)...)
 	}
 	st.upgraded += len(fp.Upgrades)
 	st.governed += len(fp.Governance)
@@ -506,10 +537,13 @@ func (m *migration) end(st *fileState) {
 	case st.out != nil:
 		changed, err := st.out.Commit()
 		st.failed = err
-		if changed && err == nil {
+		// A file held back for the proof counts when it is written.
+		st.held = changed && m.holds(st.path)
+		if changed && err == nil && !st.held {
 			res.Changed++
 		}
 	}
+	diagsFrom, workFrom := len(res.Diagnostics), len(res.Workloads)
 	res.Diagnostics = append(res.Diagnostics, st.diags...)
 	if st.failed != nil {
 		m.fail(st.path, st.failed)
@@ -524,6 +558,7 @@ func (m *migration) end(st *fileState) {
 			m.sides.NeedNameReferences(k.Path)
 		}
 		m.sides.AddPods(st.pods...)
+		m.lists(st)
 	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
@@ -535,6 +570,9 @@ func (m *migration) end(st *fileState) {
 	}
 	if st.claimsFile != "" && len(st.claims) > 0 {
 		m.sides.AddClaims(st.claimsFile, st.kustomization, st.claims)
+	}
+	if st.held {
+		m.hold(st, diagsFrom, workFrom)
 	}
 }
 
@@ -607,7 +645,7 @@ func (m *migration) side(path string, edit func(old []byte) ([]byte, error)) {
 	changed, err := m.emit.Edit(path, edit)
 	if err != nil {
 		m.fail(path, err)
-	} else if changed {
+	} else if changed && !m.holds(path) {
 		m.res.Changed++
 	}
 }

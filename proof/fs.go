@@ -22,6 +22,10 @@ func NewOverlay(files map[string][]byte) *Overlay {
 	clean := make(map[string][]byte, len(files))
 	for p, b := range files {
 		clean[filepath.Clean(p)] = b
+		// kustomize may resolve the folder's symlinks (CleanedAbs).
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			clean[filepath.Join(dir, filepath.Base(p))] = b
+		}
 	}
 	return &Overlay{FileSystem: filesys.MakeFsOnDisk(), files: clean}
 }
@@ -47,6 +51,16 @@ func (o *Overlay) Exists(path string) bool {
 		return true
 	}
 	return o.FileSystem.Exists(path)
+}
+
+// CleanedAbs confirms an overlaid file's folder (the disk has no such
+// file yet: a claims file migrate adds), else asks the disk.
+func (o *Overlay) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
+	if a := o.abs(path); o.files[a] != nil {
+		d, _, err := o.FileSystem.CleanedAbs(filepath.Dir(a))
+		return d, filepath.Base(a), err
+	}
+	return o.FileSystem.CleanedAbs(path)
 }
 
 // IsDir is false for an overlaid file.

@@ -170,3 +170,19 @@ func TestProofOthers(t *testing.T) {
 		t.Errorf("unmapped resource left as it was: %+v", r)
 	}
 }
+
+// TestProofNewFiles: files the migration adds (a claims file the
+// kustomization now lists) are read from the overlay.
+func TestProofNewFiles(t *testing.T) {
+	t.Parallel()
+	tree := map[string]string{"u/kustomization.yaml": "resources: [deploy.yaml]\n", "u/deploy.yaml": base}
+	parts := strings.SplitN(migrated, "---\n", 2)
+	r := prove(t, tree, map[string]string{
+		"u/kustomization.yaml": "resources: [deploy.yaml, claims.yaml]\n",
+		"u/deploy.yaml":        parts[0],
+		"u/claims.yaml":        parts[1],
+	}, "u")
+	if r.Status != proof.Proved {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -131,6 +131,22 @@ func AddEntry(src []byte, field, name string) ([]byte, error) {
 func Side(src []byte, existing []*inventory.Document, e plan.SideEdit) ([]byte, error) {
 	out := src
 	var err error
+	// Inline patches first: their lines are the file's as it was read.
+	lines := make([]int, 0, len(e.Appends))
+	for l := range e.Appends {
+		lines = append(lines, l)
+	}
+	slices.Sort(lines)
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := lines[i]; l == 0 {
+			out, err = AppendToLists(out, e.Appends[l])
+		} else {
+			out, err = AppendToInlineLists(out, l, e.Appends[l])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	if len(e.Objects) > 0 {
 		if out, err = AppendObjects(out, existing, e.Objects); err != nil {
 			return nil, err

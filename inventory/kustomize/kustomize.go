@@ -57,6 +57,8 @@ type Kustomization struct {
 	Uses []Use
 	// Configurations are the transformer configuration files it lists.
 	Configurations []string
+	// ClaimLists are its JSON 6902 operations that add a whole claims list.
+	ClaimLists []ClaimList
 }
 
 // Dir is the folder of the kustomization.
@@ -81,8 +83,12 @@ type Tree struct {
 	by map[string][]*listing
 	// bad are kustomizations holding a patch kubedra cannot migrate.
 	bad map[string]bool
-	// held is Held, made at the first HeldBy (after CheckPatches).
-	held map[string]string
+	// failed are units whose proof failed (Fail); held is Held, made at
+	// the first HeldBy (after CheckPatches and Fail); dirs the folders of
+	// the kustomizations (Covers).
+	failed map[string]bool
+	held   map[string]string
+	dirs   map[string]bool
 }
 
 type listing struct {
@@ -317,7 +323,9 @@ func (r *reader) patchFile(ref string, line int) {
 	role := roleOf(content)
 	r.k.Uses = append(r.k.Uses, Use{Path: fp, Role: role, Line: line})
 	if role == JSON6902 {
-		r.diags = append(r.diags, jsonPatch(fp, 1, content)...)
+		diags, lists := jsonPatch(fp, 1, content)
+		r.diags = append(r.diags, diags...)
+		r.k.ClaimLists = append(r.k.ClaimLists, lists...)
 	}
 }
 
@@ -329,7 +337,13 @@ func (r *reader) inlinePatch(patch string, i, line int) {
 	r.k.Uses = append(r.k.Uses, Use{Role: role, Line: line})
 	path := r.k.Path
 	if role == JSON6902 {
-		r.diags = append(r.diags, jsonPatch(path, inlineStart(r.node, i, line), []byte(patch))...)
+		start := inlineStart(r.node, i, line)
+		diags, lists := jsonPatch(path, start, []byte(patch))
+		r.diags = append(r.diags, diags...)
+		for _, l := range lists {
+			l.Inline = start
+			r.k.ClaimLists = append(r.k.ClaimLists, l)
+		}
 	} else if ern := devices(patch); ern != "" {
 		r.diags = append(r.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: path, Line: line, Resource: ern,
 			Message: "an inline strategic-merge patch sets an extended resource: kubedra edits files, not YAML inside a string",
@@ -449,15 +463,6 @@ func FailedFiles(diags inventory.Diagnostics) int {
 	return len(files)
 }
 
-// HeldDiagnostic says a request stays because its build unit holds a patch
-// kubedra cannot migrate; by is that unit's kustomization (HeldBy).
-func HeldDiagnostic(x inventory.Finding, by string) inventory.Diagnostic {
-	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleHeld,
-		File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
-		Message: "left unchanged: " + by + " (or a kustomization sharing its bases) holds a patch kubedra cannot migrate (see above), and a base must be migrated the same way for every overlay",
-		Fix:     "rewrite that patch as a strategic-merge patch file, then migrate again"}
-}
-
 // Held returns the files migrate must leave unchanged: everything that a
 // kustomization holding a patch kubedra cannot migrate reaches, and,
 // because a shared base must be migrated consistently for every overlay,
@@ -468,7 +473,7 @@ func (t *Tree) Held() map[string]string {
 	cause := map[string]string{} // held kustomization -> the one whose patch is the reason
 	var bad []string
 	for _, p := range t.order {
-		if t.bad[p] {
+		if t.bad[p] || t.failed[p] {
 			bad = append(bad, p)
 			cause[p] = p
 		}

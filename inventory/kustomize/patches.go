@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -49,14 +50,18 @@ type op struct {
 // or remove an extended-resource request: kubedra cannot rewrite them
 // exactly without the object they apply to (their paths index lists of
 // the base), so their build unit is left as it is.
-func jsonPatch(file string, line int, content []byte) inventory.Diagnostics {
+func jsonPatch(file string, line int, content []byte) (inventory.Diagnostics, []ClaimList) {
 	var ops []op
 	if err := sigsyaml.Unmarshal(content, &ops); err != nil {
-		return nil
+		return nil, nil
 	}
 	node, _ := kyaml.Parse(string(content))
 	var diags inventory.Diagnostics
+	var lists []ClaimList
 	for i, o := range ops {
+		if l, ok := o.Value.([]any); ok && len(l) > 0 && o.Op == "add" && (strings.HasSuffix(o.Path, "/resourceClaims") || strings.HasSuffix(o.Path, "/resources/claims")) {
+			lists = append(lists, ClaimList{File: file, Op: i, Path: o.Path})
+		}
 		ern := ""
 		for _, p := range []string{o.Path, o.From} {
 			if e := pathResource(p); e != "" {
@@ -77,7 +82,48 @@ func jsonPatch(file string, line int, content []byte) inventory.Diagnostics {
 			Message: fmt.Sprintf("JSON 6902 patch operation %q on %s sets %s: kubedra cannot rewrite it exactly (its paths index the base's lists), so the kustomizations that reach it are left unchanged", o.Op, o.Path, ern),
 			Fix:     "turn the operation into a strategic-merge patch file (patches: - path: ...) that sets the resource, then migrate again"})
 	}
-	return diags
+	return diags, lists
+}
+
+// ClaimList is a JSON 6902 operation that adds a whole claims list (a
+// pod's resourceClaims, a container's resources.claims): once migrate
+// writes that list into the base, the add would replace it, so migrate
+// makes it add at the list's end (rewrite.AppendToLists).
+type ClaimList struct {
+	// File is the patch file, or the kustomization of an inline patch,
+	// whose text starts at Inline (0 for a patch file).
+	File   string
+	Inline int
+	// Op is the operation's index in the patch, Path its JSON pointer.
+	Op   int
+	Path string
+}
+
+// Key names the list the operation adds, as plan.ClaimListKeys names the
+// lists migrate writes: "P|" and the pod spec's path for a pod's
+// resourceClaims, "C|" and the pod spec's path, the container list and
+// the index for a container's claims; list indexes between are dropped
+// (the path of a pod template, whichever list item holds it).
+func (c ClaimList) Key() string {
+	parts := strings.Split(strings.TrimPrefix(c.Path, "/"), "/")
+	if n := len(parts); n >= 1 && parts[n-1] == "resourceClaims" {
+		return "P|" + podPath(parts[:n-1])
+	}
+	if n := len(parts); n >= 4 && parts[n-2] == "resources" && parts[n-1] == "claims" {
+		return "C|" + podPath(parts[:n-4]) + "|" + parts[n-4] + "|" + parts[n-3]
+	}
+	return ""
+}
+
+// podPath joins a pod spec's JSON pointer segments without list indexes.
+func podPath(parts []string) string {
+	var out []string
+	for _, p := range parts {
+		if _, err := strconv.Atoi(p); err != nil {
+			out = append(out, strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~"))
+		}
+	}
+	return strings.Join(out, "/")
 }
 
 // pathResource is the extended resource a JSON pointer addresses under

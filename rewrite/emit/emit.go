@@ -54,9 +54,16 @@ type Emitter struct {
 	Roots []string
 	// WorkDir is the folder relative paths are under ("": the process's).
 	WorkDir string
+	// Hold, when set, holds back at Commit the files it is true for: their
+	// old and new text are kept in memory (Held) and nothing reaches their
+	// destination before Release, so that what they deploy can be proved
+	// first (migrate's proof of kustomize units).
+	Hold func(path string) bool
 
-	written map[string]bool
-	baseDir string
+	held      []Held
+	releasing bool
+	written   map[string]bool
+	baseDir   string
 }
 
 // spillAbove is how much of a file's output is kept in memory before it
@@ -74,12 +81,25 @@ type File struct {
 	orig   *spool // old text (Stream: written on Abort)
 	hunks  *hunks
 	differ bool
+	held   bool // Emitter.Hold: kept until Release
+}
+
+// Held is a file held back: what it was and what it becomes.
+type Held struct {
+	Path     string
+	Old, New []byte
+	IsNew    bool
 }
 
 // Begin starts the output of the file at path; isNew marks a file migrate
 // creates.
 func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
 	f := &File{e: e, path: path, isNew: isNew}
+	if e.Hold != nil && !e.releasing && e.Mode != Stream && e.Hold(path) {
+		f.held = true
+		f.out, f.orig = &spool{}, &spool{}
+		return f, nil
+	}
 	switch e.Mode {
 	case Diff:
 		f.out = &spool{}
@@ -126,6 +146,19 @@ func (f *File) Commit() (changed bool, err error) {
 	defer f.release()
 	e := f.e
 	changed = f.differ || f.isNew
+	if f.held {
+		if changed {
+			var old, nw bytes.Buffer
+			if _, err := f.orig.WriteTo(&old); err != nil {
+				return false, err
+			}
+			if _, err := f.out.WriteTo(&nw); err != nil {
+				return false, err
+			}
+			e.held = append(e.held, Held{Path: f.path, Old: old.Bytes(), New: nw.Bytes(), IsNew: f.isNew})
+		}
+		return changed, nil
+	}
 	switch e.Mode {
 	case Diff:
 		if !changed {
@@ -174,7 +207,7 @@ func (f *File) Commit() (changed bool, err error) {
 // instead, so the stream is passed on as it came.
 func (f *File) Abort() error {
 	defer f.release()
-	if f.e.Mode == Stream {
+	if f.e.Mode == Stream && !f.held {
 		_, err := f.orig.WriteTo(f.e.Out)
 		return err
 	}
@@ -201,6 +234,26 @@ func (e *Emitter) Emit(c Change) error {
 	}
 	_, err = f.Commit()
 	return err
+}
+
+// Held are the files held back so far, in the order they were committed.
+func (e *Emitter) Held() []Held { return e.held }
+
+// Release writes the held files that keep says to, in order, as Emit
+// would have; the others are dropped (left as they were). failed is told
+// of each file that could not be written.
+func (e *Emitter) Release(keep func(path string) bool, failed func(path string, err error)) {
+	e.releasing = true
+	defer func() { e.releasing = false }()
+	for _, h := range e.held {
+		if !keep(h.Path) {
+			continue
+		}
+		if err := e.Emit(Change{Path: h.Path, Old: h.Old, New: h.New, IsNew: h.IsNew}); err != nil {
+			failed(h.Path, err)
+		}
+	}
+	e.held = nil
 }
 
 // Edit edits (or creates) the file at path, which the run did not read

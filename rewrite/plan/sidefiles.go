@@ -1,12 +1,14 @@
 package plan
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 )
 
@@ -34,7 +36,8 @@ type SideFiles struct {
 	kustom   map[string][]string      // kustomization -> claims files to list
 	nameRefs []string                 // kustomizations that get the configurations file
 	refSet   map[string]bool
-	pods     map[string]bool // pod-spec paths of the run's workloads (kustomize field paths)
+	pods     map[string]bool          // pod-spec paths of the run's workloads (kustomize field paths)
+	appends  map[string]map[int][]int // patch file or kustomization -> inline patch's line (0: the file) -> operations
 }
 
 // SideEdit is what to do to one side file: append objects, add entries to
@@ -48,11 +51,61 @@ type SideEdit struct {
 	// NameReferences are the pod-spec paths (kustomize field paths) of a
 	// configurations file.
 	NameReferences []string
+	// Appends are the JSON 6902 operations to turn into adds at a list's
+	// end (rewrite.AppendToLists), by the line where the inline patch
+	// holding them starts (0: the file is the patch).
+	Appends map[int][]int
+}
+
+// ClaimListKeys name the claims lists a file plan writes, as
+// kustomize.ClaimList.Key names what a JSON 6902 operation adds: "P|" and
+// the pod spec's path (kustomize field path) for a pod's resourceClaims,
+// "C|", the path, the container list and the index for a container's
+// resources.claims.
+func ClaimListKeys(fp *FilePlan) []string {
+	var out []string
+	for _, dp := range fp.Docs {
+		for _, pe := range dp.Pods {
+			p := KustomizePath(pe.Path)
+			if len(pe.ResourceClaims) > 0 {
+				out = append(out, "P|"+p)
+			}
+			for _, ce := range pe.Containers {
+				if len(ce.Claims) == 0 {
+					continue
+				}
+				list := "containers"
+				if ce.Type == inventory.InitContainer || ce.Type == inventory.SidecarContainer {
+					list = "initContainers"
+				}
+				out = append(out, fmt.Sprintf("C|%s|%s|%d", p, list, ce.Index))
+			}
+		}
+	}
+	return out
+}
+
+// AppendToList makes a JSON 6902 operation that adds a whole claims list,
+// which the migration now writes into the base, add at the list's end.
+func (s *SideFiles) AppendToList(file string, inline, op int) {
+	s.init()
+	if s.appends[file] == nil {
+		s.appends[file] = map[int][]int{}
+		if _, ok := s.kustom[file]; !ok && s.claims[file] == nil {
+			s.order = append(s.order, file)
+			s.kustom[file] = nil
+		}
+	}
+	if !slices.Contains(s.appends[file][inline], op) {
+		s.appends[file][inline] = append(s.appends[file][inline], op)
+		slices.Sort(s.appends[file][inline])
+	}
 }
 
 func (s *SideFiles) init() {
 	if s.claims == nil {
 		s.claims, s.kustom, s.refSet, s.pods = map[string][]*yaml.RNode{}, map[string][]string{}, map[string]bool{}, map[string]bool{}
+		s.appends = map[string]map[int][]int{}
 	}
 }
 
@@ -127,7 +180,7 @@ func (s *SideFiles) Edits(classes []*yaml.RNode) []SideEdit {
 		if _, ok := s.claims[p]; ok {
 			continue
 		}
-		e := SideEdit{Path: p, Resources: s.kustom[p]}
+		e := SideEdit{Path: p, Resources: s.kustom[p], Appends: s.appends[p]}
 		if s.refSet[p] {
 			e.Configurations = []string{NameReferenceFile}
 		}

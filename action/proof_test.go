@@ -1,0 +1,216 @@
+package action_test
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/internal/testfs"
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/proof"
+	"github.com/kubedra/kubedra/rewrite/emit"
+	"github.com/kubedra/kubedra/rewrite/plan"
+)
+
+// devicesOf counts, per container of every pod template of a build, the
+// devices it gets per family: extended resources and, through its claims,
+// the templates' requests (the class's family read off its name's driver
+// domain). It is the test's own count, apart from migrate's planner and
+// from package proof's comparison.
+func devicesOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range proof.Pods(kbuild(t, dir)) {
+		for _, c := range p.Containers {
+			n := map[string]int64{}
+			for r, q := range c.Extended {
+				n[detect.FamilyOfResource(r)] += q
+			}
+			for _, d := range c.Devices {
+				n[classFamily(d.Class)] += d.Count
+			}
+			if len(c.Unresolved) > 0 {
+				n["unresolved:"+strings.Join(c.Unresolved, ",")]++
+			}
+			var parts []string
+			for _, f := range slices.Sorted(maps.Keys(n)) {
+				parts = append(parts, fmt.Sprintf("%s=%d", f, n[f]))
+			}
+			out[p.Key()+"/"+c.Name] = strings.Join(parts, " ")
+		}
+	}
+	return out
+}
+
+func classFamily(class string) string {
+	for _, s := range []struct{ suffix, family string }{{".nvidia.com", "nvidia"}, {".amd.com", "amd"}, {"tpu.google.com", "tpu"}, {".intel.com", "intel"}} {
+		if strings.HasSuffix(class, s.suffix) {
+			if s.family == "intel" {
+				return map[string]string{"gaudi.intel.com": "gaudi", "gpu.intel.com": "intel-gpu"}[class]
+			}
+			return s.family
+		}
+	}
+	return "?" + class
+}
+
+// TestProofLLMD: the llm-d guides (testdata/llm-d, vendored) migrated
+// whole: every deployable unit builds after as before, no container
+// gets other devices than it had (the OCI provider's JSON 6902 patches,
+// which add the pods' resourceClaims and the container's claims, now add
+// to the lists migrate writes), every unit a change reaches is proved,
+// and a second run changes nothing.
+func TestProofLLMD(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join("..", "testdata", "llm-d")
+	dir := tempTree(t, src)
+	units := topKustomizations(t, dir)
+	if len(units) != 13 {
+		t.Fatalf("%d units, want the 13 of testdata/llm-d/NOTICE.md", len(units))
+	}
+	before := map[string]map[string]string{}
+	for _, u := range units {
+		before[u] = devicesOf(t, u)
+	}
+	res := migrateTree(t, dir)
+	for _, d := range res.Diagnostics {
+		if d.Severity == inventory.Error {
+			t.Errorf("%s", d.Location()+": "+d.Message)
+		}
+	}
+	proved, asking := 0, 0
+	for _, r := range res.Units {
+		if r.Status != proof.Proved {
+			t.Errorf("unit %s: %s %v %s", r.Unit, r.Status, r.Problems, r.Error)
+		}
+		proved++
+	}
+	for _, u := range units {
+		after := devicesOf(t, u)
+		if !maps.Equal(before[u], after) {
+			t.Errorf("%s: devices per container changed:\nbefore %v\nafter  %v", rel(dir, u), before[u], after)
+		}
+		for c, d := range before[u] {
+			if strings.Contains(d, "nvidia=") || strings.Contains(d, "amd=") || strings.Contains(d, "tpu=") {
+				asking++
+				if ext := extendedLeft(t, u, c); ext != "" {
+					t.Errorf("%s %s: a device-plugin request is left: %s", rel(dir, u), c, ext)
+				}
+			}
+		}
+	}
+	if proved < 10 || asking < 10 {
+		t.Errorf("%d units proved, %d containers asking for devices; want the 10 units with requests", proved, asking)
+	}
+	if again := migrateTree(t, dir); again.Changed != 0 {
+		t.Errorf("second run changed %d files", again.Changed)
+	}
+}
+
+// extendedLeft is the device-plugin requests a container of a build still has.
+func extendedLeft(t *testing.T, dir, key string) string {
+	for _, p := range proof.Pods(kbuild(t, dir)) {
+		for _, c := range p.Containers {
+			if p.Key()+"/"+c.Name == key && len(c.Extended) > 0 {
+				return fmt.Sprint(c.Extended)
+			}
+		}
+	}
+	return ""
+}
+
+// TestProofRefusesUnit: a unit whose JSON 6902 patch replaces the pod's
+// resourceClaims (which no append can compose with) would lose its GPUs:
+// it is left as it was, byte for byte, with the base it shares, and says
+// which container would lose what; a unit apart from it is migrated; the
+// run says it failed; the diff shows exactly what -w writes.
+func TestProofRefusesUnit(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
+		"base/deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        image: vllm
+        resources:
+          limits:
+            nvidia.com/gpu: 4
+`,
+		"oci/kustomization.yaml": `resources: [../base]
+patches:
+- target: {kind: Deployment}
+  patch: |-
+    - op: replace
+      path: /spec/template/spec/resourceClaims
+      value: [{name: rdma, resourceClaimTemplateName: rdma}]
+`,
+		"other/kustomization.yaml": "resources: [job.yaml]\n",
+		"other/job.yaml": `apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: t
+        image: t
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+`,
+	}
+	for _, mode := range []emit.Mode{emit.Write, emit.Diff} {
+		dir := testfs.Tree(t, files)
+		var out bytes.Buffer
+		res, err := action.Migrate(t.Context(), action.Input{Paths: []string{"."}, Dir: dir},
+			action.MigrateOptions{Output: mode, Out: &out, Plan: plan.Options{Target: defaultTarget()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"base/deploy.yaml", "oci/kustomization.yaml", "base/kustomization.yaml"} {
+			if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != files[name] {
+				t.Errorf("%v: %s changed:\n%s", mode, name, b)
+			}
+		}
+		if n, _ := filepath.Glob(filepath.Join(dir, "base", "kubedra-*")); len(n) > 0 {
+			t.Errorf("%v: files added to the held base: %v", mode, n)
+		}
+		var said bool
+		for _, d := range res.Diagnostics {
+			if d.Rule == action.RuleProof && d.Severity == inventory.Error && d.File == filepath.Join("oci", "kustomization.yaml") &&
+				d.Container == "server" && strings.Contains(d.Message, "before: nvidia.com/gpu: 4; after: no device") {
+				said = true
+			}
+		}
+		if !said {
+			t.Errorf("%v: no diagnostic names the unit, the container and the GPUs it would lose: %v", mode, res.Diagnostics)
+		}
+		if res.Failed == 0 || res.Migrated != 1 {
+			t.Errorf("%v: failed %d, migrated %d; want a failure and the other unit's Job migrated", mode, res.Failed, res.Migrated)
+		}
+		job, _ := os.ReadFile(filepath.Join(dir, "other", "job.yaml"))
+		switch mode {
+		case emit.Write:
+			if !strings.Contains(string(job), "resourceClaims") {
+				t.Errorf("the unit apart was not migrated:\n%s", job)
+			}
+		case emit.Diff:
+			if d := out.String(); !strings.Contains(d, "+++ b/other/job.yaml") || strings.Contains(d, "base/deploy.yaml") {
+				t.Errorf("the diff is not what -w writes:\n%s", d)
+			}
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package kustomize
+
+import (
+	"path/filepath"
+
+	"github.com/kubedra/kubedra/inventory"
+)
+
+// Roots are the deployable units: the kustomizations (not Components)
+// that no other kustomization lists, in the order found.
+func (t *Tree) Roots() []*Kustomization {
+	if t == nil {
+		return nil
+	}
+	var out []*Kustomization
+	for _, p := range t.order {
+		if k := t.Kustomizations[p]; k != nil && !k.Component && len(t.by[p]) == 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Reach returns the files and kustomizations the kustomization at k
+// reaches (itself included), as clean paths.
+func (t *Tree) Reach(k string) map[string]bool {
+	seen := map[string]bool{}
+	t.reach(filepath.Clean(k), seen)
+	return seen
+}
+
+// Covers reports whether the file at path belongs to a kustomize build
+// unit: a kustomization lists it, it is one, or it is beside one (a file
+// migrate adds there: a claims file, the name-reference configurations).
+func (t *Tree) Covers(path string) bool {
+	if t == nil || len(t.Kustomizations) == 0 {
+		return false
+	}
+	p := filepath.Clean(path)
+	if len(t.by[p]) > 0 || t.Kustomizations[p] != nil {
+		return true
+	}
+	if t.dirs == nil {
+		t.dirs = map[string]bool{}
+		for k := range t.Kustomizations {
+			t.dirs[filepath.Dir(k)] = true
+		}
+	}
+	return t.dirs[filepath.Dir(p)]
+}
+
+// Fail holds the unit whose kustomization is at k because its proof
+// failed: what it reaches is left as it was, with every unit sharing a
+// file with it (Held).
+func (t *Tree) Fail(k string) {
+	if t.failed == nil {
+		t.failed = map[string]bool{}
+	}
+	t.failed[filepath.Clean(k)] = true
+	t.held = nil
+}
+
+// Failed reports whether the unit at k failed its proof.
+func (t *Tree) Failed(k string) bool { return t != nil && t.failed[filepath.Clean(k)] }
+
+// HeldDiagnostic says a request stays because its build unit is held; by
+// is the kustomization that is the reason (HeldBy): one holding a patch
+// kubedra cannot migrate, or a unit whose proof failed.
+func (t *Tree) HeldDiagnostic(x inventory.Finding, by string) inventory.Diagnostic {
+	d := inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleHeld,
+		File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
+		Message: "left unchanged: " + by + " (or a kustomization sharing its bases) holds a patch kubedra cannot migrate (see above), and a base must be migrated the same way for every overlay",
+		Fix:     "rewrite that patch as a strategic-merge patch file, then migrate again"}
+	if t.Failed(by) {
+		d.Message = "left unchanged: the unit " + filepath.Dir(by) + " (or a unit sharing its files) fails its proof (see above): migrated, it would not give its pods the devices they have"
+		d.Fix = "see the proof's problems above; docs/migrate.md#the-proof"
+	}
+	return d
+}
