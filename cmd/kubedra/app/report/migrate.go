@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/proof"
 )
 
 // MigrateSummary writes what migrate did, for people (stderr): each
@@ -32,6 +33,18 @@ func MigrateSummary(w io.Writer, r *action.MigrateResult) {
 	}
 	if len(r.Charts) > 0 {
 		fmt.Fprintf(w, ", %d %s (strategy per chart above)", len(r.Charts), Plural(len(r.Charts), "chart", "charts"))
+	}
+	if n := len(r.Units); n > 0 {
+		failed := 0
+		for _, u := range r.Units {
+			if u.Status == proof.Failed {
+				failed++
+			}
+		}
+		fmt.Fprintf(w, ", %d kustomize %s proved", n-failed, Plural(n-failed, "unit", "units"))
+		if failed > 0 {
+			fmt.Fprintf(w, " (%d failed its proof)", failed)
+		}
 	}
 	if r.Failed > 0 {
 		fmt.Fprintf(w, ", %d %s failed", r.Failed, Plural(r.Failed, "file", "files"))
