@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
@@ -19,16 +20,6 @@ import (
 )
 
 const gpuPod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\nspec:\n  containers:\n  - name: c\n    image: cuda\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
-
-func write(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // pods is a stream of n GPU pods, a ConfigMap between each.
 func pods(n int) string {
@@ -59,7 +50,7 @@ func TestMigrateLargeFileInBatches(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	src := pods(700) // 1,400 documents: six batches
-	write(t, filepath.Join(dir, "big.yaml"), src)
+	testfs.WriteFile(t, filepath.Join(dir, "big.yaml"), src)
 	in := action.Input{Paths: []string{"big.yaml"}, Dir: dir}
 	res, diff := migrate(t, in, emit.Diff, plan.Options{})
 	if res.Migrated != 700 || res.Added != 700 || res.Changed != 1 || res.Failed != 0 {
@@ -93,7 +84,7 @@ func TestMigrateLateParseError(t *testing.T) {
 	dir := t.TempDir()
 	broken := "---\nmetadata: {name: [unclosed\n"
 	src := pods(400) + broken
-	write(t, filepath.Join(dir, "big.yaml"), src)
+	testfs.WriteFile(t, filepath.Join(dir, "big.yaml"), src)
 	in := action.Input{Paths: []string{"big.yaml"}, Dir: dir}
 	res, diff := migrate(t, in, emit.Diff, plan.Options{})
 	if res.Changed != 1 || res.Failed != 1 || res.Migrated != 400 {
@@ -111,7 +102,7 @@ func TestMigrateLateParseError(t *testing.T) {
 	}
 
 	src = pods(400) + "---\nmetadata: {name: {{ .Values.name }}}\n"
-	write(t, filepath.Join(dir, "big.yaml"), src)
+	testfs.WriteFile(t, filepath.Join(dir, "big.yaml"), src)
 	for _, mode := range []emit.Mode{emit.Diff, emit.Write} {
 		res, diff := migrate(t, in, mode, plan.Options{})
 		if diff != "" || res.Changed != 0 || res.Migrated != 0 {
@@ -147,8 +138,8 @@ func TestMigrateLateParseError(t *testing.T) {
 func TestMigrateAvoidsLaterNames(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "app.yaml"), fmt.Sprintf(gpuPod, "train"))
-	write(t, filepath.Join(dir, "zz-claims.yaml"), "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: train-gpu\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 4}\n")
+	testfs.WriteFile(t, filepath.Join(dir, "app.yaml"), fmt.Sprintf(gpuPod, "train"))
+	testfs.WriteFile(t, filepath.Join(dir, "zz-claims.yaml"), "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: train-gpu\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 4}\n")
 	res, diff := migrate(t, action.Input{Paths: []string{"."}, Dir: dir}, emit.Diff, plan.Options{})
 	if res.Migrated != 1 || !strings.Contains(diff, "resourceClaimTemplateName: train-gpu-pod") {
 		t.Errorf("%+v\n%s", res, diff)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kubedra/kubedra/action"
+	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -73,12 +74,12 @@ func sameTree(t *testing.T, what string, a, b map[string]string) {
 func TestMigrateOutNothingToChange(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "in", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+	testfs.WriteFile(t, filepath.Join(dir, "in", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 	res := migrateTo(t, action.Input{Paths: []string{"in"}, Dir: dir}, emit.Tree, "o1")
 	if res.Changed != 0 || tree(t, filepath.Join(dir, "o1"))["cm.yaml"] == "" {
 		t.Fatalf("%+v %v", res, tree(t, filepath.Join(dir, "o1")))
 	}
-	write(t, filepath.Join(dir, "gpu", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
+	testfs.WriteFile(t, filepath.Join(dir, "gpu", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
 	if res = migrateTo(t, action.Input{Paths: []string{"gpu"}, Dir: dir}, emit.Tree, "o2"); res.Changed != 1 {
 		t.Fatalf("first run: %+v", res)
 	}
@@ -94,8 +95,8 @@ func TestMigrateTopLevelSequence(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	patch := "- op: add\n  path: /spec/x\n  value: 1\n"
-	write(t, filepath.Join(dir, "patch.yaml"), patch)
-	write(t, filepath.Join(dir, "mixed.yaml"), patch+"---\n"+fmt.Sprintf(gpuPod, "p"))
+	testfs.WriteFile(t, filepath.Join(dir, "patch.yaml"), patch)
+	testfs.WriteFile(t, filepath.Join(dir, "mixed.yaml"), patch+"---\n"+fmt.Sprintf(gpuPod, "p"))
 	res := migrateTo(t, action.Input{Paths: []string{"."}, Dir: dir}, emit.Write, "")
 	if res.Failed != 0 || res.Migrated != 1 {
 		t.Fatalf("%+v %v", res, res.Diagnostics)
@@ -111,9 +112,9 @@ func TestMigrateTopLevelSequence(t *testing.T) {
 func TestMigrateOutSeveralInputs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "in", "nvidia-dp", "gpu-test1.yaml"), fmt.Sprintf(gpuPod, "a"))
-	write(t, filepath.Join(dir, "in", "repo", "apps", "gpu-test1.yaml"), fmt.Sprintf(gpuPod, "b"))
-	write(t, filepath.Join(dir, "in", "repo", "apps", "README.md"), "readme\n")
+	testfs.WriteFile(t, filepath.Join(dir, "in", "nvidia-dp", "gpu-test1.yaml"), fmt.Sprintf(gpuPod, "a"))
+	testfs.WriteFile(t, filepath.Join(dir, "in", "repo", "apps", "gpu-test1.yaml"), fmt.Sprintf(gpuPod, "b"))
+	testfs.WriteFile(t, filepath.Join(dir, "in", "repo", "apps", "README.md"), "readme\n")
 	res := migrateTo(t, action.Input{Paths: []string{"in/nvidia-dp", "in/repo/apps"}, Dir: dir}, emit.Tree, "out")
 	got := tree(t, filepath.Join(dir, "out"))
 	if res.Changed != 2 || !strings.Contains(got["nvidia-dp/gpu-test1.yaml"], "name: a-gpu") ||
@@ -128,7 +129,7 @@ func collide(t *testing.T, dir string) {
 	t.Helper()
 	dep := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
 	for _, f := range []string{"a.yaml", "b.yaml", "c.yaml"} {
-		write(t, filepath.Join(dir, "apps", f), dep)
+		testfs.WriteFile(t, filepath.Join(dir, "apps", f), dep)
 	}
 }
 
@@ -152,7 +153,7 @@ func TestMigrateNamesIndependentOfPlace(t *testing.T) {
 
 	envs := filepath.Join(base, "envs")
 	for _, e := range []string{"staging", "prod"} {
-		write(t, filepath.Join(envs, e, "llm.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n")
+		testfs.WriteFile(t, filepath.Join(envs, e, "llm.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n")
 	}
 	migrateTo(t, action.Input{Paths: []string{envs}}, emit.Write, "")
 	for _, e := range []string{"staging", "prod"} {
@@ -168,7 +169,7 @@ func TestMigrateSameFileTwice(t *testing.T) {
 	t.Parallel()
 	for _, paths := range [][]string{{"m", "m/pod.yaml"}, {"m/pod.yaml", "./m/pod.yaml"}, {"m/pod.yaml", "hard.yaml"}, {"m", "m/link.yaml"}} {
 		dir := t.TempDir()
-		write(t, filepath.Join(dir, "m", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
+		testfs.WriteFile(t, filepath.Join(dir, "m", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
 		if err := os.Link(filepath.Join(dir, "m", "pod.yaml"), filepath.Join(dir, "hard.yaml")); err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +193,7 @@ func TestMigrateSameFileTwice(t *testing.T) {
 func TestMigrateSymlinks(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "real", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
+	testfs.WriteFile(t, filepath.Join(dir, "real", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
 	if err := os.Symlink("real", filepath.Join(dir, "root")); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestMigrateKeepsModeAndOwner(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "pod.yaml")
-	write(t, p, fmt.Sprintf(gpuPod, "p"))
+	testfs.WriteFile(t, p, fmt.Sprintf(gpuPod, "p"))
 	mode := fs.ModePerm&0o750 | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 	if err := os.Chmod(p, mode); err != nil {
 		t.Fatal(err)
@@ -251,10 +252,10 @@ func TestMigrateKeepsModeAndOwner(t *testing.T) {
 func TestMigrateRemovesStaleTemporaries(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
+	testfs.WriteFile(t, filepath.Join(dir, "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
 	stale := filepath.Join(dir, ".pod.yaml.kubedra-123456")
-	write(t, stale, "half")
-	write(t, filepath.Join(dir, ".pod.yaml.kubedra-notmine"), "x")
+	testfs.WriteFile(t, stale, "half")
+	testfs.WriteFile(t, filepath.Join(dir, ".pod.yaml.kubedra-notmine"), "x")
 	count := func(res *action.MigrateResult) int {
 		n := 0
 		for _, d := range res.Diagnostics {
@@ -291,7 +292,7 @@ func TestMigrateDocumentErrors(t *testing.T) {
 	good := fmt.Sprintf(gpuPod, "good")
 	src := dup + "---\n" + alias + "---\n" + broken + "---\n" + good
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "pods.yaml"), src)
+	testfs.WriteFile(t, filepath.Join(dir, "pods.yaml"), src)
 	res := migrateTo(t, action.Input{Paths: []string{"pods.yaml"}, Dir: dir}, emit.Write, "")
 	if res.Migrated != 1 || res.Changed != 1 || res.Failed != 1 {
 		t.Errorf("%+v", res)
@@ -326,7 +327,7 @@ func TestMigrateDocumentErrors(t *testing.T) {
 func TestMigrateDiffIsWhatWriteWritesWithLinks(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "apps", "with space.yaml"), fmt.Sprintf(gpuPod, "a"))
+	testfs.WriteFile(t, filepath.Join(dir, "apps", "with space.yaml"), fmt.Sprintf(gpuPod, "a"))
 	if err := os.Symlink("with space.yaml", filepath.Join(dir, "apps", "a-link.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +361,7 @@ func TestMigrateOutFileRoot(t *testing.T) {
 	dir := t.TempDir()
 	// Neuron: its driver's class declares no extendedResourceName, so
 	// kubedra adds a DeviceClass.
-	write(t, filepath.Join(dir, "in", "pod.yaml"), strings.ReplaceAll(fmt.Sprintf(gpuPod, "p"), "nvidia.com/gpu", "aws.amazon.com/neuron"))
+	testfs.WriteFile(t, filepath.Join(dir, "in", "pod.yaml"), strings.ReplaceAll(fmt.Sprintf(gpuPod, "p"), "nvidia.com/gpu", "aws.amazon.com/neuron"))
 	var out bytes.Buffer
 	res, err := action.Migrate(context.Background(), action.Input{Paths: []string{"in/pod.yaml"}, Dir: dir},
 		action.MigrateOptions{Plan: plan.Options{Target: rules.Version{Major: 1, Minor: 37}, Strategy: plan.ExtendedResource}, Output: emit.Tree, Out: &out, OutDir: "out"})

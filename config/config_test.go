@@ -7,17 +7,8 @@ import (
 	"testing"
 
 	"github.com/kubedra/kubedra/config"
+	"github.com/kubedra/kubedra/internal/testfs"
 )
-
-func write(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestLoadDiscovery(t *testing.T) {
 	t.Parallel()
@@ -26,9 +17,9 @@ func TestLoadDiscovery(t *testing.T) {
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, config.FileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
+	testfs.WriteFile(t, filepath.Join(root, config.FileName), "failOn: unmapped\nrules: [rules/site.yaml]\n")
 	other := filepath.Join(root, "other.yaml")
-	write(t, other, "failOn: lossy\n")
+	testfs.WriteFile(t, other, "failOn: lossy\n")
 
 	tests := []struct {
 		name     string

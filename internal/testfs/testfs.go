@@ -64,3 +64,14 @@ func Copy(t testing.TB, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// WriteFile writes one file at name, making its folder.
+func WriteFile(t testing.TB, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -249,7 +249,7 @@ func (e *Emitter) Release(keep func(path string) bool, failed func(path string, 
 		if !keep(h.Path) {
 			continue
 		}
-		if err := e.Emit(Change{Path: h.Path, Old: h.Old, New: h.New, IsNew: h.IsNew}); err != nil {
+		if err := e.Emit(Change(h)); err != nil {
 			failed(h.Path, err)
 		}
 	}
