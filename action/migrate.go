@@ -195,6 +195,11 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 		sides: &plan.SideFiles{DeviceClassFile: popts.DeviceClassFile, Detect: dopts}}
 	if opts.PlanOnly {
 		m.res.Plan = plan.NewPlan(popts)
+		if len(tree.Roots()) > 0 && !opts.NoProof {
+			// --plan proves the kustomize units too: every file is
+			// rewritten and held, and none is released (prove.go).
+			m.emit = &emit.Emitter{Mode: emit.Diff, Out: io.Discard, WorkDir: in.Dir, Hold: func(string) bool { return true }}
+		}
 	} else {
 		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir}
 		if len(tree.Roots()) > 0 && opts.Output != emit.Stream && !opts.NoProof {
@@ -712,6 +717,7 @@ func (m *migration) done() *MigrateResult {
 			r.Plan.DeviceClassFile = ""
 		}
 		r.Plan.Diagnostics = r.Diagnostics
+		r.Plan.Units = r.Units
 	}
 	if m.in.StdinName != "" {
 		for i := range r.Diagnostics {

@@ -214,3 +214,26 @@ spec:
 		}
 	}
 }
+
+// TestProofInPlan: --plan proves the units too, lists each with its
+// proof, and writes nothing.
+func TestProofInPlan(t *testing.T) {
+	t.Parallel()
+	dir := tempTree(t, filepath.Join("..", "testdata", "llm-d", "wide-ep-lws"))
+	was := readTree(t, dir)
+	res, err := action.Migrate(t.Context(), action.Input{Paths: []string{"."}, Dir: dir}, action.MigrateOptions{PlanOnly: true, Plan: plan.Options{Target: defaultTarget()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Plan.Units) != 4 {
+		t.Fatalf("plan lists %d units, want the 4 deepseek-v4 deployments: %+v", len(res.Plan.Units), res.Plan.Units)
+	}
+	for _, u := range res.Plan.Units {
+		if u.Status != proof.Proved || u.Devices != 2 {
+			t.Errorf("unit %s: %s, %d pod templates with devices", u.Unit, u.Status, u.Devices)
+		}
+	}
+	if now := readTree(t, dir); !maps2Equal(was, now) {
+		t.Error("--plan changed files")
+	}
+}

@@ -77,6 +77,9 @@ func (m *migration) prove() {
 		}
 		return true
 	}
+	if m.opts.PlanOnly {
+		return // --plan: nothing is written
+	}
 	var dropped []string
 	for _, h := range held {
 		if keep(h.Path) {

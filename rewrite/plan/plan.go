@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rules"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -36,6 +37,9 @@ type Plan struct {
 	DeviceClasses   []*Object             `yaml:"deviceClasses,omitempty" json:"deviceClasses,omitempty"`
 	DeviceClassFile string                `yaml:"deviceClassFile,omitempty" json:"deviceClassFile,omitempty"`
 	Diagnostics     inventory.Diagnostics `yaml:"diagnostics" json:"diagnostics"`
+	// Units are the proofs of the kustomize units the plan reaches
+	// (docs/migrate.md#the-proof).
+	Units []proof.Result `yaml:"units,omitempty" json:"units,omitempty"`
 }
 
 // WorkloadChoice records the strategy used for one workload and why
