@@ -7,6 +7,7 @@ import (
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/kustomize"
 	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
 )
 
 // NameReferenceFile is the kustomize configurations file migrate writes
@@ -17,15 +18,24 @@ const NameReferenceFile = plan.NameReferenceFile
 // patches migrate cannot make exact (inventory/kustomize); the
 // diagnostics say what migrate refuses, and which kustomization files it
 // cannot read.
-func kustomizeTree(in Input, dopts detect.Options) (*kustomize.Tree, inventory.Diagnostics) {
+func kustomizeTree(in Input, dopts detect.Options, set *rules.Set, target rules.Version) (*kustomize.Tree, inventory.Diagnostics) {
 	tree, diags := kustomize.Find(in.Paths, in.open)
-	return tree, append(diags, tree.CheckPatches(in.open, dopts)...)
+	diags = append(diags, tree.CheckPatches(in.open, dopts)...)
+	return tree, tree.Unblock(diags, func(resource string) bool { return maps(set, resource, target) })
+}
+
+// maps reports whether a rule maps resource, as migrate --allow-lossy
+// would decide one container asking for one.
+func maps(set *rules.Set, resource string, target rules.Version) bool {
+	pod := rules.Pod{Requests: []rules.PodRequest{{Container: "c", ContainerType: inventory.Container, Resource: resource, Quantity: "1"}}}
+	res, err := set.Resolve(pod, rules.Options{Target: target, AllowLossy: true})
+	return err == nil && len(res.Decisions) > 0 && res.Decisions[0].Status != rules.Unmapped
 }
 
 // kustomizePatches are scan's diagnostics of the input's kustomize build
 // units: what migrate would refuse, and kustomization files it cannot read.
-func kustomizePatches(in Input, dopts detect.Options) inventory.Diagnostics {
-	_, diags := kustomizeTree(in, dopts)
+func kustomizePatches(in Input, dopts detect.Options, set *rules.Set, target rules.Version) inventory.Diagnostics {
+	_, diags := kustomizeTree(in, dopts, set, target)
 	return diags
 }
 

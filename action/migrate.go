@@ -175,7 +175,7 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 	var tree *kustomize.Tree
 	var kdiags inventory.Diagnostics
 	if in.Documents == nil {
-		tree, kdiags = kustomizeTree(in, dopts)
+		tree, kdiags = kustomizeTree(in, dopts, set, popts.Target)
 		popts.Patch = tree.PatchOf
 		popts.Kustomization = in.kustomization
 		popts.DeviceClassFile = deviceClassFile(in)

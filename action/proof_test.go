@@ -237,3 +237,57 @@ func TestProofInPlan(t *testing.T) {
 		t.Error("--plan changed files")
 	}
 }
+
+// TestUnmappedPatchBlocksNothing: a JSON 6902 patch that adds only a
+// resource no rule maps (rdma/ib) holds no unit: the base's GPU is
+// migrated, the overlay proved, the run does not fail, and the patch is
+// said to stay as it is. (Were nvidia.com/gpu the base's only limit,
+// migrate would drop the limits map the patch adds into: the proof then
+// refuses the overlay, as it no longer builds.)
+func TestUnmappedPatchBlocksNothing(t *testing.T) {
+	t.Parallel()
+	dir := testfs.Tree(t, map[string]string{
+		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
+		"base/deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        image: vllm
+        resources:
+          limits:
+            memory: 64Gi
+            nvidia.com/gpu: 4
+`,
+		"rdma/kustomization.yaml": `resources: [../base]
+patches:
+- target: {kind: Deployment}
+  patch: |-
+    - op: add
+      path: /spec/template/spec/containers/0/resources/limits/rdma~1ib
+      value: 1
+`,
+	})
+	res := migrateTree(t, dir)
+	if res.Failed != 0 || res.Migrated != 1 {
+		t.Fatalf("failed %d, migrated %d: %v", res.Failed, res.Migrated, res.Diagnostics)
+	}
+	if len(res.Units) != 1 || res.Units[0].Status != proof.Proved {
+		t.Errorf("units %+v, want the overlay proved", res.Units)
+	}
+	said := slices.ContainsFunc(res.Diagnostics, func(d inventory.Diagnostic) bool {
+		return d.Severity == inventory.Info && d.Resource == "rdma/ib" && strings.Contains(d.Message, "no rule maps")
+	})
+	if !said {
+		t.Errorf("the patch's request is not said to stay: %v", res.Diagnostics)
+	}
+	build := devicesOf(t, filepath.Join(dir, "rdma"))
+	for c, d := range build {
+		if d != "=1 nvidia=4" && d != "nvidia=4 =1" {
+			t.Errorf("%s gets %s, want its 4 GPUs (claims) and rdma/ib", c, d)
+		}
+	}
+}

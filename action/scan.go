@@ -105,7 +105,7 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	// The kustomize patches migrate cannot make exact (a JSON 6902 patch
 	// that sets a device, docs/migrate.md) are device requests no workload
 	// shows: they are errors here as they are in migrate, so check fails.
-	if kd := kustomizePatches(in, dopts); len(kd) > 0 {
+	if kd := kustomizePatches(in, dopts, set, cmp.Or(opts.Target, rules.DefaultTarget)); len(kd) > 0 {
 		failed += kustomize.FailedFiles(kd)
 		diags = append(diags, kd...)
 	}

@@ -81,8 +81,10 @@ type Tree struct {
 	order          []string
 	// by holds, per file (clean path), the kustomizations that list it.
 	by map[string][]*listing
-	// bad are kustomizations holding a patch kubedra cannot migrate.
+	// bad are kustomizations holding a patch kubedra cannot migrate, why
+	// the diagnostics that say so.
 	bad map[string]bool
+	why map[string]inventory.Diagnostics
 	// failed are units whose proof failed (Fail); held is Held, made at
 	// the first HeldBy (after CheckPatches and Fail); dirs the folders of
 	// the kustomizations (Covers).
@@ -115,7 +117,7 @@ func KustomizationIn(dir string, stat func(string) (fs.FileInfo, error)) string 
 // to one the process can open (the working folder of the run). Problems
 // are Diagnostics: a kustomization that does not parse is skipped.
 func Find(paths []string, open func(string) string) (*Tree, inventory.Diagnostics) {
-	t := &Tree{Kustomizations: map[string]*Kustomization{}, by: map[string][]*listing{}, bad: map[string]bool{}}
+	t := &Tree{Kustomizations: map[string]*Kustomization{}, by: map[string][]*listing{}, bad: map[string]bool{}, why: map[string]inventory.Diagnostics{}}
 	var diags inventory.Diagnostics
 	stat := func(p string) (fs.FileInfo, error) { return os.Stat(open(p)) }
 	var queue []string
@@ -175,6 +177,7 @@ func Find(paths []string, open func(string) string) (*Tree, inventory.Diagnostic
 		for _, d := range ds {
 			if d.Rule == RulePatch {
 				t.bad[p] = true
+				t.why[p] = append(t.why[p], d)
 			}
 		}
 	}
@@ -564,6 +567,7 @@ func (t *Tree) CheckPatches(open func(string) string, opts detect.Options) inven
 						Message: "strategic-merge patch cannot be migrated exactly: kustomize replaces the pod's resourceClaims list with the patch's (its schema has no merge key for it), and " + why + "; the kustomizations that reach it are left unchanged",
 						Fix:     "set every device request of that pod in the patch (or none), or migrate the build: kustomize build | kubedra migrate -"})
 					t.bad[kp] = true
+					t.why[kp] = append(t.why[kp], diags[len(diags)-1])
 					break
 				}
 			}

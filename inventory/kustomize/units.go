@@ -2,6 +2,7 @@ package kustomize
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/kubedra/kubedra/inventory"
 )
@@ -76,4 +77,27 @@ func (t *Tree) HeldDiagnostic(x inventory.Finding, by string) inventory.Diagnost
 		d.Fix = "see the proof's problems above; docs/migrate.md#the-proof"
 	}
 	return d
+}
+
+// Unblock lifts the holds of the kustomizations whose every patch that
+// kubedra cannot migrate sets only resources no rule maps (mapped says
+// which do): migrate leaves those requests as they are, so such a patch
+// holds nothing up (the proof still checks each unit). It returns diags
+// with the diagnostics of those operations made infos.
+func (t *Tree) Unblock(diags inventory.Diagnostics, mapped func(resource string) bool) inventory.Diagnostics {
+	unmapped := func(d inventory.Diagnostic) bool { return d.Rule == RulePatch && d.Resource != "" && !mapped(d.Resource) }
+	for k, ds := range t.why {
+		t.bad[k] = slices.ContainsFunc(ds, func(d inventory.Diagnostic) bool { return !unmapped(d) })
+	}
+	t.held = nil
+	out := make(inventory.Diagnostics, 0, len(diags))
+	for _, d := range diags {
+		if unmapped(d) {
+			d.Severity = inventory.Info
+			d.Message = "a patch sets " + d.Resource + ", which no rule maps: it stays as it is, and its units are migrated around it"
+			d.Fix = ""
+		}
+		out = append(out, d)
+	}
+	return out
 }
