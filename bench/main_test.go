@@ -28,10 +28,11 @@ func corpus(b *testing.B) (dir string, paths []string, st Stats) {
 }
 
 // TestMain removes the kubedra binary the benchmarks build (about 100 MB in
-// a temporary folder) once they are done.
+// a temporary folder) once they are done; a binary given in
+// KUBEDRA_TEST_BIN (make bench's bin/kubedra) is the caller's, and stays.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
+	if binPath != "" && binBuilt {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
 	os.Exit(code)

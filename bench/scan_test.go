@@ -30,9 +30,10 @@ const (
 )
 
 var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	binOnce  sync.Once
+	binPath  string
+	binBuilt bool // built here (not KUBEDRA_TEST_BIN): TestMain removes it
+	binErr   error
 )
 
 // kubedraBinary is the binary, to measure peak RSS in a process of its
@@ -49,7 +50,7 @@ func kubedraBinary(b *testing.B) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "kubedra")
+		binPath, binBuilt = filepath.Join(dir, "kubedra"), true
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/kubedra/kubedra/cmd/kubedra").CombinedOutput()
 		if err != nil {
 			binErr = &exec.ExitError{Stderr: out}
