@@ -1,8 +1,6 @@
 package action
 
 import (
-	"path/filepath"
-
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/kustomize"
@@ -37,42 +35,4 @@ func maps(set *rules.Set, resource string, target rules.Version) bool {
 func kustomizePatches(in Input, dopts detect.Options, set *rules.Set, target rules.Version) inventory.Diagnostics {
 	_, diags := kustomizeTree(in, dopts, set, target)
 	return diags
-}
-
-// lists records the claims lists a migrated file's plans write.
-func (m *migration) lists(st *fileState) {
-	if len(st.lists) == 0 {
-		return
-	}
-	if m.written == nil {
-		m.written = map[string][]string{}
-	}
-	p := filepath.Clean(st.path)
-	m.written[p] = append(m.written[p], st.lists...)
-}
-
-// composePatches makes every JSON 6902 operation that adds a whole claims
-// list add at the list's end instead, where the migration writes that list
-// into what the operation's kustomization reaches: otherwise the add would
-// replace the claims migrate wrote (the proof then refuses the unit).
-func (m *migration) composePatches() {
-	if m.tree == nil || len(m.written) == 0 {
-		return
-	}
-	for _, k := range m.tree.Ordered() {
-		if len(k.ClaimLists) == 0 {
-			continue
-		}
-		have := map[string]bool{}
-		for f := range m.tree.Reach(k.Path) {
-			for _, key := range m.written[f] {
-				have[key] = true
-			}
-		}
-		for _, cl := range k.ClaimLists {
-			if have[cl.Key()] {
-				m.sides.AppendToList(cl.File, cl.Inline, cl.Op)
-			}
-		}
-	}
 }

@@ -124,7 +124,7 @@ func Migrate(ctx context.Context, in Input, opts MigrateOptions) (*MigrateResult
 	m.res.Diagnostics = append(m.res.Diagnostics, m.emit.Stale(m.stale)...)
 	m.chartResults()
 	if m.emit != nil {
-		m.composePatches()
+		m.sides.Compose(m.tree)
 		m.sideFiles()
 		if m.emit.Hold != nil {
 			m.prove()
@@ -168,7 +168,10 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 	}
 	popts.Encoder = opts.Encoder
 	if popts.Encoder == nil {
-		popts.Encoder = encoder{Set: set, force: popts.Force}
+		popts.Encoder = set
+		if popts.Force {
+			popts.Encoder = rules.Forced{Set: set}
+		}
 	}
 	places := &sync.Map{}
 	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
@@ -233,12 +236,9 @@ type migration struct {
 	charts []*chartRun
 	skip   func(string) bool
 	// tree are the kustomize build units of the input (kustomize.go);
-	// heldFiles what the files held back for their proof added (prove.go).
-	tree      *kustomize.Tree
-	heldFiles map[string]*heldFile
-	// written are the claims lists each migrated file's plans write, for
-	// the JSON 6902 patches that add such a list (kustomize.go).
-	written map[string][]string
+	// pending the files held back for their proof (prove.go).
+	tree    *kustomize.Tree
+	pending []*fileState
 	// memory is what the applier did to Input.Documents (documents).
 	memory *rewrite.Applied
 }
@@ -548,14 +548,10 @@ func (m *migration) end(st *fileState) {
 			res.Changed++
 		}
 	}
-	diagsFrom, workFrom := len(res.Diagnostics), len(res.Workloads)
-	res.Diagnostics = append(res.Diagnostics, st.diags...)
 	if st.failed != nil {
+		res.Diagnostics = append(res.Diagnostics, st.diags...)
 		m.fail(st.path, st.failed)
 		return
-	}
-	if st.bad {
-		res.Failed++ // documents that do not parse, or could not be edited
 	}
 	if st.migrated > 0 && m.tree != nil {
 		// Every kustomization listing the file gets the name references.
@@ -563,7 +559,24 @@ func (m *migration) end(st *fileState) {
 			m.sides.NeedNameReferences(k.Path)
 		}
 		m.sides.AddPods(st.pods...)
-		m.lists(st)
+		m.sides.Wrote(st.path, st.lists...)
+	}
+	if st.claimsFile != "" && len(st.claims) > 0 {
+		m.sides.AddClaims(st.claimsFile, st.kustomization, st.claims)
+	}
+	if st.held {
+		m.pending = append(m.pending, st) // merged once proved (prove.go)
+		return
+	}
+	m.merge(st)
+}
+
+// merge adds what a file's plans did to the result.
+func (m *migration) merge(st *fileState) {
+	res := m.res
+	res.Diagnostics = append(res.Diagnostics, st.diags...)
+	if st.bad {
+		res.Failed++ // documents that do not parse, or could not be edited
 	}
 	res.Workloads = append(res.Workloads, st.workloads...)
 	res.Migrated += st.migrated
@@ -572,12 +585,6 @@ func (m *migration) end(st *fileState) {
 	res.Added += st.added
 	if res.Plan != nil {
 		res.Plan.Files = append(res.Plan.Files, st.plans...)
-	}
-	if st.claimsFile != "" && len(st.claims) > 0 {
-		m.sides.AddClaims(st.claimsFile, st.kustomization, st.claims)
-	}
-	if st.held {
-		m.hold(st, diagsFrom, workFrom)
 	}
 }
 
@@ -746,18 +753,4 @@ func deviceClassFile(in Input) string {
 		dir = filepath.Dir(dir)
 	}
 	return filepath.Join(dir, "kubedra-deviceclasses.yaml")
-}
-
-// encoder adapts *rules.Set to plan.Encoder; --force lets DeviceClasses be
-// written for targets where the gate is off by default.
-type encoder struct {
-	*rules.Set
-	force bool
-}
-
-func (e encoder) DeviceClass(d rules.Decision, target rules.Version) (*yaml.RNode, error) {
-	if e.force {
-		return e.Set.DeviceClassForced(d, target)
-	}
-	return e.Set.DeviceClass(d, target)
 }

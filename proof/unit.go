@@ -26,8 +26,10 @@ const (
 
 // Result is one unit's proof.
 type Result struct {
-	// Unit is the kustomization's folder, as the input names it.
-	Unit   string `json:"unit" yaml:"unit"`
+	// Unit is the kustomization's folder, as the input names it, and
+	// Kustomization its file.
+	Unit          string `json:"unit" yaml:"unit"`
+	Kustomization string `json:"kustomization,omitempty" yaml:"kustomization,omitempty"`
 	Status Status `json:"status" yaml:"status"`
 	// Pods counts the pod templates compared; Devices those that ask for
 	// devices before.

@@ -272,6 +272,15 @@ func (s *Set) DeviceClass(d Decision, target Version) (*yaml.RNode, error) {
 	return s.DeviceClassForced(d, target)
 }
 
+// Forced is a Set whose DeviceClass is DeviceClassForced: DeviceClasses
+// written for targets where the gate is off by default (migrate --force).
+type Forced struct{ *Set }
+
+// DeviceClass is DeviceClassForced.
+func (f Forced) DeviceClass(d Decision, target Version) (*yaml.RNode, error) {
+	return f.DeviceClassForced(d, target)
+}
+
 // DeviceClassForced is DeviceClass without the default-gate check: it only
 // fails for targets whose API has no extendedResourceName field (< 1.34).
 func (s *Set) DeviceClassForced(d Decision, target Version) (*yaml.RNode, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/inventory/kustomize"
 )
 
 // NameReferenceFile is the kustomize configurations file migrate writes
@@ -38,6 +39,7 @@ type SideFiles struct {
 	refSet   map[string]bool
 	pods     map[string]bool          // pod-spec paths of the run's workloads (kustomize field paths)
 	appends  map[string]map[int][]int // patch file or kustomization -> inline patch's line (0: the file) -> operations
+	written  map[string][]string      // migrated file -> the claims lists its plans write
 }
 
 // SideEdit is what to do to one side file: append objects, add entries to
@@ -85,6 +87,44 @@ func ClaimListKeys(fp *FilePlan) []string {
 	return out
 }
 
+// Compose makes every JSON 6902 operation that adds a whole claims list
+// add at the list's end instead, where the migration writes that list
+// into what the operation's kustomization reaches (written: the claims
+// lists of the migrated files, Wrote): otherwise the add would replace
+// the claims migrate wrote.
+func (s *SideFiles) Compose(tree *kustomize.Tree) {
+	if tree == nil || len(s.written) == 0 {
+		return
+	}
+	for _, k := range tree.Ordered() {
+		if len(k.ClaimLists) == 0 {
+			continue
+		}
+		have := map[string]bool{}
+		for f := range tree.Reach(k.Path) {
+			for _, key := range s.written[f] {
+				have[key] = true
+			}
+		}
+		for _, cl := range k.ClaimLists {
+			if have[cl.Key()] {
+				s.AppendToList(cl.File, cl.Inline, cl.Op)
+			}
+		}
+	}
+}
+
+// Wrote records the claims lists (ClaimListKeys) a migrated file's plans
+// write, for Compose.
+func (s *SideFiles) Wrote(path string, keys ...string) {
+	if len(keys) == 0 {
+		return
+	}
+	s.init()
+	p := filepath.Clean(path)
+	s.written[p] = append(s.written[p], keys...)
+}
+
 // AppendToList makes a JSON 6902 operation that adds a whole claims list,
 // which the migration now writes into the base, add at the list's end.
 func (s *SideFiles) AppendToList(file string, inline, op int) {
@@ -105,7 +145,7 @@ func (s *SideFiles) AppendToList(file string, inline, op int) {
 func (s *SideFiles) init() {
 	if s.claims == nil {
 		s.claims, s.kustom, s.refSet, s.pods = map[string][]*yaml.RNode{}, map[string][]string{}, map[string]bool{}, map[string]bool{}
-		s.appends = map[string]map[int][]int{}
+		s.appends, s.written = map[string]map[int][]int{}, map[string][]string{}
 	}
 }
 
