@@ -30,7 +30,7 @@ type Result struct {
 	// Kustomization its file.
 	Unit          string `json:"unit" yaml:"unit"`
 	Kustomization string `json:"kustomization,omitempty" yaml:"kustomization,omitempty"`
-	Status Status `json:"status" yaml:"status"`
+	Status        Status `json:"status" yaml:"status"`
 	// Pods counts the pod templates compared; Devices those that ask for
 	// devices before.
 	Pods    int `json:"pods" yaml:"pods"`

@@ -85,7 +85,9 @@ func (t *Tree) HeldDiagnostic(x inventory.Finding, by string) inventory.Diagnost
 // holds nothing up (the proof still checks each unit). It returns diags
 // with the diagnostics of those operations made infos.
 func (t *Tree) Unblock(diags inventory.Diagnostics, mapped func(resource string) bool) inventory.Diagnostics {
-	unmapped := func(d inventory.Diagnostic) bool { return d.Rule == RulePatch && d.Resource != "" && !mapped(d.Resource) }
+	unmapped := func(d inventory.Diagnostic) bool {
+		return d.Rule == RulePatch && d.Resource != "" && !mapped(d.Resource)
+	}
 	for k, ds := range t.why {
 		t.bad[k] = slices.ContainsFunc(ds, func(d inventory.Diagnostic) bool { return !unmapped(d) })
 	}
