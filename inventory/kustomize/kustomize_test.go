@@ -1,8 +1,10 @@
 package kustomize
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubedra/kubedra/internal/testfs"
@@ -196,5 +198,33 @@ func TestCheckPatches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJSONPatchVerbs: a JSON 6902 operation on a device resource is said
+// as what it does: a remove removes it, it does not set it.
+func TestJSONPatchVerbs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(`resources: [d.yaml]
+patches:
+- target: {kind: Deployment}
+  patch: |-
+    - op: remove
+      path: /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu
+    - op: replace
+      path: /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu
+      value: 2
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags := Find([]string{dir}, func(p string) string { return p })
+	var msgs []string
+	for _, d := range diags {
+		msgs = append(msgs, d.Message)
+	}
+	if len(msgs) != 2 || !strings.Contains(msgs[0], `"remove" on /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu removes nvidia.com/gpu`) ||
+		!strings.Contains(msgs[1], "sets nvidia.com/gpu") {
+		t.Errorf("messages %q", msgs)
 	}
 }

@@ -79,7 +79,7 @@ func jsonPatch(file string, line int, content []byte) (inventory.Diagnostics, []
 			l = line - 1 + node.YNode().Content[i].Line
 		}
 		diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: file, Line: l, Resource: ern,
-			Message: fmt.Sprintf("JSON 6902 patch operation %q on %s sets %s: kubedra cannot rewrite it exactly (its paths index the base's lists), so the kustomizations that reach it are left unchanged", o.Op, o.Path, ern),
+			Message: fmt.Sprintf("JSON 6902 patch operation %q on %s %s %s: kubedra cannot rewrite it exactly (its paths index the base's lists), so the kustomizations that reach it are left unchanged", o.Op, o.Path, opVerb(o.Op), ern),
 			Fix:     "turn the operation into a strategic-merge patch file (patches: - path: ...) that sets the resource, then migrate again"})
 	}
 	return diags, lists
@@ -124,6 +124,21 @@ func podPath(parts []string) string {
 		}
 	}
 	return strings.Join(out, "/")
+}
+
+// opVerb says what a JSON 6902 operation does to the resource it names.
+func opVerb(op string) string {
+	switch op {
+	case "remove":
+		return "removes"
+	case "move":
+		return "moves"
+	case "copy":
+		return "copies"
+	case "test":
+		return "tests"
+	}
+	return "sets" // add, replace
 }
 
 // pathResource is the extended resource a JSON pointer addresses under
