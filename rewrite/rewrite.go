@@ -311,12 +311,21 @@ func Document(root *yaml.RNode, dp *plan.DocPlan) error {
 	return setFields(root, dp.Sets)
 }
 
+// fieldValue is the scalar value of a map's field, "" when it has none (a
+// container without a name).
+func fieldValue(n *yaml.RNode, key string) string {
+	if f := n.Field(key); f != nil {
+		return yaml.GetValue(f.Value)
+	}
+	return ""
+}
+
 func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 	var c *yaml.RNode
 	if list := spec.Field(ce.Type.ListField()); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
 		for i, el := range list.Value.YNode().Content {
 			rn := yaml.NewRNode(el)
-			if ce.Name != "" && el.Kind == yaml.MappingNode && yaml.GetValue(rn.Field("name").Value) == ce.Name || ce.Name == "" && i == ce.Index {
+			if ce.Name != "" && el.Kind == yaml.MappingNode && fieldValue(rn, "name") == ce.Name || ce.Name == "" && i == ce.Index {
 				c = rn
 				break
 			}
