@@ -30,9 +30,3 @@ func maps(set *rules.Set, resource string, target rules.Version) bool {
 	return err == nil && len(res.Decisions) > 0 && res.Decisions[0].Status != rules.Unmapped
 }
 
-// kustomizePatches are scan's diagnostics of the input's kustomize build
-// units: what migrate would refuse, and kustomization files it cannot read.
-func kustomizePatches(in Input, dopts detect.Options, set *rules.Set, target rules.Version) inventory.Diagnostics {
-	_, diags := kustomizeTree(in, dopts, set, target)
-	return diags
-}

@@ -211,10 +211,10 @@ func TestKustomizeJSONPatchSettingDevices(t *testing.T) {
 	}
 }
 
-// TestKustomizePatchesInScanAndCheck: the patches migrate refuses are
-// device requests scan and check see too, at the same line: a JSON 6902
-// patch that adds a GPU is invisible as a workload, so without this a
-// repo passes check and still asks for nvidia.com/gpu after migrate.
+// TestKustomizePatchesInScanAndCheck: a JSON 6902 operation that sets a
+// GPU is a device request no workload shows: scan and check report it as
+// a finding at the operation's line (so check's gate fails on it: exit 2),
+// not an input that could not be read.
 func TestKustomizePatchesInScanAndCheck(t *testing.T) {
 	t.Parallel()
 	dir := "testdata/kustomize/jsonpatch"
@@ -223,20 +223,23 @@ func TestKustomizePatchesInScanAndCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(ds inventory.Diagnostics) bool {
-		for _, d := range ds {
-			if d.Rule == kustomize.RulePatch && d.Severity == inventory.Error && d.File == "overlay/kustomization.yaml" && d.Line == 10 && d.Resource == "nvidia.com/gpu" {
+	unread := func(ds inventory.Diagnostics) bool {
+		return slices.ContainsFunc(ds, func(d inventory.Diagnostic) bool { return d.Rule == kustomize.RulePatch })
+	}
+	finding := func(items []plan.Item) bool {
+		for _, it := range items {
+			if it.File == "overlay/kustomization.yaml" && it.Line == 10 && it.Resource == "nvidia.com/gpu" && it.Status == rules.Mappable && it.Kind == "Job" {
 				return true
 			}
 		}
 		return false
 	}
-	if !at(sr.Diagnostics) || sr.Failed != 1 {
-		t.Errorf("scan: want %s at overlay/kustomization.yaml:10 and one failed input; got %d failed, %v", kustomize.RulePatch, sr.Failed, sr.Diagnostics)
+	if unread(sr.Diagnostics) || len(sr.Report.Skipped) != 0 || sr.Failed != 0 || !finding(sr.Report.Findings) {
+		t.Errorf("scan: want a mappable finding at overlay/kustomization.yaml:10 and no input skipped; got %d failed, %v, %+v", sr.Failed, sr.Diagnostics, sr.Report.Findings)
 	}
 	cr := checkDir(t, dir, defaultTarget())
-	if !at(cr.Diagnostics) || cr.FailedInputs != 1 {
-		t.Errorf("check: want the patch as an input that cannot be checked (exit 1); got %d, %v", cr.FailedInputs, cr.Diagnostics)
+	if cr.FailedInputs != 0 || cr.Failures == 0 || !finding(cr.Report.Findings) {
+		t.Errorf("check: want the patch's request failing the gate (exit 2), no input unread; got %d unread, %d failing, %+v", cr.FailedInputs, cr.Failures, cr.Report.Findings)
 	}
 	// The fixture repo's patches can all be migrated: no such error.
 	sr, err = action.Scan(t.Context(), action.Input{Paths: []string{"."}, Dir: "testdata/kustomize/repo"}, action.ScanOptions{Target: defaultTarget()})

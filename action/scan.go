@@ -102,13 +102,19 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	// The kustomize patches migrate cannot make exact (a JSON 6902 patch
-	// that sets a device, docs/migrate.md) are device requests no workload
-	// shows: they are errors here as they are in migrate, so check fails.
-	if kd := kustomizePatches(in, dopts, set, cmp.Or(opts.Target, rules.DefaultTarget)); len(kd) > 0 {
-		failed += kustomize.FailedFiles(kd)
-		diags = append(diags, kd...)
-	}
+	// The kustomize patches migrate cannot make exact are device requests
+	// no workload shows: a JSON 6902 operation that sets one is a finding
+	// at its line (so check's gate fails on it, as on any request; migrate
+	// says it leaves its units); any other is an error here as in migrate
+	// (an input that cannot be checked).
+	tree, kd := kustomizeTree(in, dopts, set, cmp.Or(opts.Target, rules.DefaultTarget))
+	pf := tree.PatchFindings()
+	found.Findings = append(found.Findings, pf...)
+	kd = slices.DeleteFunc(kd, func(d inventory.Diagnostic) bool {
+		return slices.ContainsFunc(pf, func(f inventory.Finding) bool { return f.Origin.Path == d.File && f.Line == d.Line })
+	})
+	failed += kustomize.FailedFiles(kd)
+	diags = append(diags, kd...)
 	cfs, cdiags, charts := chartFindings(runs)
 	found.Add(cfs)
 	for _, d := range cdiags {

@@ -57,8 +57,11 @@ type Kustomization struct {
 	Uses []Use
 	// Configurations are the transformer configuration files it lists.
 	Configurations []string
-	// ClaimLists are its JSON 6902 operations that add a whole claims list.
+	// ClaimLists are its JSON 6902 operations that add a whole claims list,
+	// Findings the device requests its JSON 6902 operations set (one per
+	// operation that adds or replaces one, at its line).
 	ClaimLists []ClaimList
+	Findings   []inventory.Finding
 }
 
 // Dir is the folder of the kustomization.
@@ -304,17 +307,17 @@ func allPatches(kt *types.Kustomization, lines lineIndex) (patches []types.Patch
 // patch lists the i-th patch, a file or inline, at line.
 func (r *reader) patch(p types.Patch, i, line int) {
 	if p.Path != "" {
-		r.patchFile(p.Path, line)
+		r.patchFile(p.Path, line, p.Target)
 		return
 	}
 	if p.Patch != "" {
-		r.inlinePatch(p.Patch, i, line)
+		r.inlinePatch(p.Patch, i, line, p.Target)
 	}
 }
 
 // patchFile lists a patch file with its role, and reports the operations
 // of a JSON 6902 patch that kubedra cannot migrate.
-func (r *reader) patchFile(ref string, line int) {
+func (r *reader) patchFile(ref string, line int, target *types.Selector) {
 	fp, ok := r.local(ref)
 	if !ok {
 		return
@@ -326,23 +329,25 @@ func (r *reader) patchFile(ref string, line int) {
 	role := roleOf(content)
 	r.k.Uses = append(r.k.Uses, Use{Path: fp, Role: role, Line: line})
 	if role == JSON6902 {
-		diags, lists := jsonPatch(fp, 1, content)
+		diags, lists, findings := jsonPatch(fp, 1, content, target)
 		r.diags = append(r.diags, diags...)
 		r.k.ClaimLists = append(r.k.ClaimLists, lists...)
+		r.k.Findings = append(r.k.Findings, findings...)
 	}
 }
 
 // inlinePatch lists the i-th patch, inline, and reports what in it
 // kubedra cannot migrate: JSON 6902 operations on requests, or a
 // strategic-merge patch that sets an extended resource.
-func (r *reader) inlinePatch(patch string, i, line int) {
+func (r *reader) inlinePatch(patch string, i, line int, target *types.Selector) {
 	role := roleOf([]byte(patch))
 	r.k.Uses = append(r.k.Uses, Use{Role: role, Line: line})
 	path := r.k.Path
 	if role == JSON6902 {
 		start := inlineStart(r.node, i, line)
-		diags, lists := jsonPatch(path, start, []byte(patch))
+		diags, lists, findings := jsonPatch(path, start, []byte(patch), target)
 		r.diags = append(r.diags, diags...)
+		r.k.Findings = append(r.k.Findings, findings...)
 		for _, l := range lists {
 			l.Inline = start
 			r.k.ClaimLists = append(r.k.ClaimLists, l)

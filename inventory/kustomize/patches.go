@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sigs.k8s.io/kustomize/api/types"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -50,14 +51,15 @@ type op struct {
 // or remove an extended-resource request: kubedra cannot rewrite them
 // exactly without the object they apply to (their paths index lists of
 // the base), so their build unit is left as it is.
-func jsonPatch(file string, line int, content []byte) (inventory.Diagnostics, []ClaimList) {
+func jsonPatch(file string, line int, content []byte, target *types.Selector) (inventory.Diagnostics, []ClaimList, []inventory.Finding) {
 	var ops []op
 	if err := sigsyaml.Unmarshal(content, &ops); err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	node, _ := kyaml.Parse(string(content))
 	var diags inventory.Diagnostics
 	var lists []ClaimList
+	var findings []inventory.Finding
 	for i, o := range ops {
 		if l, ok := o.Value.([]any); ok && len(l) > 0 && o.Op == "add" && (strings.HasSuffix(o.Path, "/resourceClaims") || strings.HasSuffix(o.Path, "/resources/claims")) {
 			lists = append(lists, ClaimList{File: file, Op: i, Path: o.Path})
@@ -78,11 +80,80 @@ func jsonPatch(file string, line int, content []byte) (inventory.Diagnostics, []
 		if node != nil && node.YNode().Kind == kyaml.SequenceNode && i < len(node.YNode().Content) {
 			l = line - 1 + node.YNode().Content[i].Line
 		}
+		if o.Op == "add" || o.Op == "replace" {
+			findings = append(findings, opFinding(file, l, o, ern, target))
+		}
 		diags = append(diags, inventory.Diagnostic{Severity: inventory.Error, Rule: RulePatch, File: file, Line: l, Resource: ern,
 			Message: fmt.Sprintf("JSON 6902 patch operation %q on %s %s %s: kubedra cannot rewrite it exactly (its paths index the base's lists), so the kustomizations that reach it are left unchanged", o.Op, o.Path, opVerb(o.Op), ern),
 			Fix:     "turn the operation into a strategic-merge patch file (patches: - path: ...) that sets the resource, then migrate again"})
 	}
-	return diags, lists
+	return diags, lists, findings
+}
+
+// opFinding is the device request a JSON 6902 operation sets, as a
+// Finding of the objects its target selects: the pod spec and container
+// its path names, the quantity its value gives.
+func opFinding(file string, line int, o op, resource string, target *types.Selector) inventory.Finding {
+	f := inventory.Finding{Origin: inventory.Origin{Path: file, Line: line, ListIndex: -1}, Line: line, Column: 1, Resource: resource,
+		ContainerIndex: -1, ContainerType: inventory.Container}
+	if target != nil {
+		f.Kind, f.Name, f.Namespace = target.Kind, target.Name, target.Namespace
+		if target.Version != "" {
+			f.APIVersion = strings.Trim(target.Group+"/"+target.Version, "/")
+		}
+	}
+	parts := strings.Split(strings.TrimPrefix(o.Path, "/"), "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] != "containers" && parts[i] != "initContainers" {
+			continue
+		}
+		if n, err := strconv.Atoi(parts[i+1]); err == nil {
+			f.PodTemplatePath = strings.Join(parts[:i], ".")
+			f.ContainerIndex, f.Container = n, fmt.Sprintf("%s[%d]", parts[i], n)
+			if parts[i] == "initContainers" {
+				f.ContainerType = inventory.InitContainer
+			}
+		}
+		break
+	}
+	q := quantity(o.Value, resource)
+	if strings.Contains(o.Path, "/requests") && !strings.Contains(o.Path, "/limits") {
+		f.Request = q
+	} else {
+		f.Limit = q
+	}
+	return f
+}
+
+// quantity finds resource's quantity in a patch value (the value itself
+// when it is a scalar).
+func quantity(v any, resource string) string {
+	switch x := v.(type) {
+	case map[string]any:
+		if q, ok := x[resource]; ok {
+			return fmt.Sprint(q)
+		}
+		for _, k := range []string{"limits", "requests"} {
+			if q := quantity(x[k], resource); q != "" {
+				return q
+			}
+		}
+		for _, e := range x {
+			if q := quantity(e, resource); q != "" {
+				return q
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if q := quantity(e, resource); q != "" {
+				return q
+			}
+		}
+	case nil:
+	default:
+		return fmt.Sprint(x)
+	}
+	return ""
 }
 
 // ClaimList is a JSON 6902 operation that adds a whole claims list (a

@@ -103,3 +103,14 @@ func (t *Tree) Unblock(diags inventory.Diagnostics, mapped func(resource string)
 	}
 	return out
 }
+
+// PatchFindings are the device requests the tree's JSON 6902 patches set
+// (Kustomization.Findings), in the order found: requests that no workload
+// shows until kustomize builds the unit.
+func (t *Tree) PatchFindings() []inventory.Finding {
+	var out []inventory.Finding
+	for _, k := range t.Ordered() {
+		out = append(out, k.Findings...)
+	}
+	return out
+}
