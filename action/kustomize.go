@@ -29,4 +29,3 @@ func maps(set *rules.Set, resource string, target rules.Version) bool {
 	res, err := set.Resolve(pod, rules.Options{Target: target, AllowLossy: true})
 	return err == nil && len(res.Decisions) > 0 && res.Decisions[0].Status != rules.Unmapped
 }
-
