@@ -66,7 +66,7 @@ func (in Input) charts(ctx context.Context, opts chartOptions) []*chartRun {
 			in := plan.ChartInput{Path: s.Path, Name: s.Name, Chart: s, Docs: s.Rendered.Docs, Rendered: s.Rendered.Findings, Traced: s.Findings,
 				Flags: in.Charts.Args()}
 			cr.choice, cr.values = plan.ChooseChart(ctx, in, cr.choice,
-				plan.ChartOptions{Target: opts.target, Strategy: opts.strategy, Force: opts.force}, migrateStep(opts))
+				plan.ChartOptions{Target: opts.target, Strategy: opts.strategy, Force: opts.force, Classes: catalogueFamilies()}, migrateStep(opts))
 		}
 	}
 	return runs

@@ -46,6 +46,9 @@ func (c Classes) Add(class, expression string) {
 	}
 }
 
+// With is c and the DeviceClasses of a render.
+func (c Classes) With(objs []*yaml.RNode) Classes { return c.addRender(objs) }
+
 // addRender learns the DeviceClasses of a render.
 func (c Classes) addRender(objs []*yaml.RNode) Classes {
 	out := Classes{}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubedra/kubedra/inventory"
 	chartvalues "github.com/kubedra/kubedra/inventory/chart/values"
+	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -60,6 +61,9 @@ type ChartOptions struct {
 	Target   rules.Version
 	Strategy Strategy // --strategy; "" (scan, check): auto
 	Force    bool
+	// Classes are the device families of the DeviceClasses the cluster
+	// will have (the driver catalogue's), for the values file's proof.
+	Classes proof.Classes
 }
 
 // ChooseChart picks a chart's strategy and, for the values-file
@@ -273,6 +277,11 @@ func (c *chartChooser) valuesFile(ctx context.Context) ([]byte, string) {
 	if diff := sameObjects(res.Documents, after); diff != "" {
 		return nil, "rendering with the values file differs from migrating the render: " + diff
 	}
+	// And independently of the migration it matches: every pod of the
+	// render gets the devices it had (package proof).
+	if probs := proof.Compare(proof.Pods(nodes(c.in.Docs)), proof.Pods(nodes(after)), c.opts.Classes.With(nodes(after))); len(probs) > 0 {
+		return nil, "rendered with the values file, a pod would not get the devices it has: " + probs[0].String()
+	}
 	return text, fmt.Sprintf("the chart's values take pod claims (%s) and extra objects (%s): %s moves the requests to claims, and rendering with it gives what migrating the render gives",
 		chartvalues.KeyString(claimsKey), chartvalues.KeyString(extraKey), chartvalues.FileName)
 }
@@ -471,4 +480,13 @@ func (ch ChartChoice) Diagnostic(chartFile string) *inventory.Diagnostic {
 	}
 	return &inventory.Diagnostic{Severity: inventory.Info, Rule: RuleChartStrategy, File: chartFile,
 		Message: fmt.Sprintf("chart %s: %s: %s", ch.Name, ch.Strategy, ch.Why), Fix: fix}
+}
+
+// nodes are the documents' nodes.
+func nodes(docs []*inventory.Document) []*yaml.RNode {
+	out := make([]*yaml.RNode, len(docs))
+	for i, d := range docs {
+		out[i] = d.Node
+	}
+	return out
 }
