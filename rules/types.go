@@ -37,6 +37,12 @@ const (
 	// not edit values files or chart templates: the user moves the chart
 	// to claims, or renders it and migrates the output.
 	HelmValues Status = "helm-values"
+	// CustomResource: a request set in a custom resource's spec outside
+	// any pod template (an operator's GPU profiles or flavors, such as
+	// llmaz's OpenModel inferenceConfig.flavors): the operator turns it
+	// into pods, so migrate does not edit it; its mapping is decided as for
+	// a workload, for the narrow gates.
+	CustomResource Status = "custom-resource"
 )
 
 // Govern is what a governance finding counts and what happens to it when

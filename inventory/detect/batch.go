@@ -48,9 +48,14 @@ func (r *Result) Document(d *inventory.Document, opts Options) {
 	case "DeviceClass":
 		r.Classes = append(r.Classes, d)
 	}
-	r.Findings = append(r.Findings, Document(d, opts)...)
+	found := Document(d, opts)
+	r.Findings = append(r.Findings, found...)
 	r.DRA = append(r.DRA, DRA(d, opts)...)
-	r.Gov = append(r.Gov, Governance(d)...)
+	gov := Governance(d)
+	r.Gov = append(r.Gov, gov...)
+	if len(gov) == 0 {
+		r.Findings = append(r.Findings, SpecMaps(d, found)...)
+	}
 }
 
 // Add appends o's findings to r's.

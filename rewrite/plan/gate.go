@@ -59,7 +59,7 @@ func (g Gate) Fails(it Item) bool {
 		return g == FailOnAny && gv.Breaks
 	}
 	st := it.Status
-	if st == rules.HelmValues {
+	if st == rules.HelmValues || st == rules.CustomResource {
 		// migrate leaves it: the default gate fails, the narrow gates
 		// judge its mapping as for a workload.
 		if g == FailOnAny {

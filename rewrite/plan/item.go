@@ -115,8 +115,11 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, 
 				file = f.Chart.Template // the template line, not the render's
 			}
 			st := d.Status
-			if f.Values != "" {
-				st = rules.HelmValues // the mapping stays, for the narrow gates
+			switch {
+			case f.Values != "" && f.Kind != "":
+				st = rules.CustomResource // the mapping stays, for the narrow gates
+			case f.Values != "":
+				st = rules.HelmValues
 			}
 			items = append(items, Item{File: file, Index: f.Origin.Index, Finding: f, Mapping: d, Status: st,
 				Ignored: opts.Ignore.Reason(f), Group: g.key})
@@ -154,6 +157,9 @@ type Summary struct {
 	// HelmValues counts requests set in Helm values files outside a chart
 	// that renders (helm-values): migrate leaves them.
 	HelmValues int `json:"helmValues"`
+	// CustomResource counts requests set in custom resources outside any
+	// pod template (custom-resource): migrate leaves them.
+	CustomResource int `json:"customResource"`
 	// Governance counts objects that count or govern devices (quotas,
 	// LimitRanges, queues); GovernanceBreaks those of them that stop
 	// doing so after migration unless migrate or the user acts.
@@ -184,6 +190,8 @@ func (s *Summary) Count(items []Item) {
 			s.DRAUpgrade++
 		case rules.HelmValues:
 			s.HelmValues++
+		case rules.CustomResource:
+			s.CustomResource++
 		case rules.Governance:
 			s.Governance++
 			if g := it.Mapping.Govern; g != nil && g.Breaks {

@@ -8,6 +8,13 @@ import (
 // Helm values file outside a chart that renders.
 const RuleHelmValues = "helm/values"
 
+// RuleCustomResource is the rule id of the diagnostic for a request set in
+// a custom resource outside any pod template.
+const RuleCustomResource = "migrate/custom-resource"
+
+// customResourceFix is what to do about such a request.
+const customResourceFix = "move the operator's profile to resource claims as its documentation says (or add a templatePaths entry in a rules file if the map is a pod template's), and keep it on the device plugin until then"
+
 // valuesFix is what to do about a request in a loose Helm values file.
 const valuesFix = "move the chart's templates to resource claims by hand, or render the chart (helm template) and migrate the output"
 
@@ -15,12 +22,19 @@ const valuesFix = "move the chart's templates to resource claims by hand, or ren
 // the chart's templates decide where the value goes, and migrate edits
 // neither values files nor templates.
 func valuesMessage(f inventory.Finding) string {
+	if f.Kind != "" {
+		return f.Kind + " " + f.Name + " sets " + f.Values + ": " + f.Quantity() + " outside any pod template; the operator that reads it makes the pods, and migrate does not edit it"
+	}
 	return "Helm values set " + f.Values + ": " + f.Quantity() + "; migrate does not edit values files or chart templates"
 }
 
 // valuesDiagnostic is migrate's warning for such a request (scan lists it
 // with the status helm-values, and the same message).
 func valuesDiagnostic(f inventory.Finding) inventory.Diagnostic {
-	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleHelmValues, File: f.Origin.Path, Line: f.Line,
+	d := inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleHelmValues, File: f.Origin.Path, Line: f.Line,
 		Resource: f.Resource, Field: f.Values, Message: valuesMessage(f), Fix: valuesFix}
+	if f.Kind != "" {
+		d.Rule, d.Object, d.Fix = RuleCustomResource, f.Object(), customResourceFix
+	}
+	return d
 }

@@ -78,6 +78,8 @@ func statusHelp(s rules.Status) string {
 		return "An object that counts, limits or queues devices: a ResourceQuota, a LimitRange, a Kueue ClusterQueue, ResourceFlavor or Configuration, a Karpenter NodePool or a Volcano Queue. The finding says what it counts and what happens to it when the workloads move to DRA; the default gate fails only on one that would stop counting or limiting the devices. Run `kubedra migrate` to add the DRA quota keys and Kueue deviceClassMappings and to remove LimitRange entries that would put the device-plugin request back. See docs/governance.md."
 	case rules.HelmValues:
 		return "A Helm values file outside a chart that kubedra renders sets a device resource under limits or requests. The chart's templates decide where the value goes, and kubedra edits neither values files nor templates: point kubedra at the chart's folder (it renders the chart and chooses a strategy, docs/charts.md), or render the chart (helm template) and migrate the output, or move the chart to resource claims by hand."
+	case rules.CustomResource:
+		return "A custom resource sets a device resource under limits or requests outside any pod template kubedra knows (an operator's GPU profiles or flavors, such as llmaz's OpenModel inferenceConfig.flavors). The operator turns it into pods, so kubedra does not edit it: move it to resource claims as the operator documents, or, if the map is a pod template's, add a templatePaths entry for the kind in a rules file."
 	case rules.DRAUpgrade:
 		return "The manifest was written for an earlier DRA: a classic (1.26-1.30) or alpha/beta resource.k8s.io object, a pod's resourceClaims[].source reference, or a DynamicResourceAllocation feature-gate setting. The finding names the version that stops serving it; on the target release it is refused, or served only with --runtime-config. Run `kubedra migrate` to rewrite objects and claim references to resource.k8s.io/v1 and to remove the refused feature-gate settings (comments are kept). See docs/upgrade.md."
 	}
@@ -124,6 +126,9 @@ func CheckSummary(c Check, failedInputs int) string {
 	}
 	fmt.Fprintf(&b, "; %d mappable, %d lossy, %d unmapped, %d dra-backed, %d dra-upgrade, %d governance, %d ignored in %d %s",
 		s.Mappable, s.Lossy, s.Unmapped, s.DRABacked, s.DRAUpgrade, s.Governance, s.Ignored, s.Files, Plural(s.Files, "file", "files"))
+	if s.CustomResource > 0 {
+		fmt.Fprintf(&b, "; %d in custom resources (custom-resource)", s.CustomResource)
+	}
 	if s.HelmValues > 0 {
 		fmt.Fprintf(&b, "; %d in Helm values files (helm-values)", s.HelmValues)
 	}

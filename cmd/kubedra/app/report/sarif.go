@@ -147,7 +147,7 @@ func SARIF(w io.Writer, c Check) error {
 		switch {
 		case failing:
 			level = "error"
-		case it.Status == rules.Lossy || it.Status == rules.Unmapped || it.Status == rules.Mappable || it.Status == rules.DRAUpgrade || it.Status == rules.HelmValues:
+		case it.Status == rules.Lossy || it.Status == rules.Unmapped || it.Status == rules.Mappable || it.Status == rules.DRAUpgrade || it.Status == rules.HelmValues || it.Status == rules.CustomResource:
 			level = "warning"
 		}
 		r := sarifResult{
@@ -197,13 +197,14 @@ func SARIF(w io.Writer, c Check) error {
 
 func statusRule(id string, s rules.Status, vendor string) sarifRule {
 	short := map[rules.Status]string{
-		rules.Mappable:   "Device-plugin request that kubedra can migrate to DRA",
-		rules.Lossy:      "Device-plugin request whose DRA mapping is lossy",
-		rules.Unmapped:   "Device-plugin request that no rule maps to DRA",
-		rules.DRABacked:  "Extended resource already served by DRA",
-		rules.DRAUpgrade: "Manifest written for an earlier DRA that the target stops serving",
-		rules.Governance: "Object that counts or governs devices (quota, LimitRange, queue)",
-		rules.HelmValues: "Device request set in a Helm values file, which kubedra does not edit",
+		rules.Mappable:       "Device-plugin request that kubedra can migrate to DRA",
+		rules.Lossy:          "Device-plugin request whose DRA mapping is lossy",
+		rules.Unmapped:       "Device-plugin request that no rule maps to DRA",
+		rules.DRABacked:      "Extended resource already served by DRA",
+		rules.DRAUpgrade:     "Manifest written for an earlier DRA that the target stops serving",
+		rules.Governance:     "Object that counts or governs devices (quota, LimitRange, queue)",
+		rules.HelmValues:     "Device request set in a Helm values file, which kubedra does not edit",
+		rules.CustomResource: "Device request set in a custom resource outside any pod template, which kubedra does not edit",
 	}[s]
 	if short == "" {
 		short = "Device request found by kubedra"

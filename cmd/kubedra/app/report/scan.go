@@ -75,14 +75,15 @@ var (
 	headerStyle = lipgloss.NewStyle().Bold(true)
 	dimStyle    = lipgloss.NewStyle().Faint(true)
 	statusStyle = map[string]lipgloss.Style{
-		string(rules.Mappable):   lipgloss.NewStyle().Foreground(lipgloss.Green),
-		string(rules.Lossy):      lipgloss.NewStyle().Foreground(lipgloss.Yellow),
-		string(rules.Unmapped):   lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true),
-		string(rules.DRABacked):  lipgloss.NewStyle().Foreground(lipgloss.Blue),
-		string(rules.DRAUpgrade): lipgloss.NewStyle().Foreground(lipgloss.Magenta).Bold(true),
-		string(rules.Governance): lipgloss.NewStyle().Foreground(lipgloss.Cyan),
-		string(rules.HelmValues): lipgloss.NewStyle().Foreground(lipgloss.Yellow).Bold(true),
-		"ignored":                lipgloss.NewStyle().Faint(true),
+		string(rules.Mappable):       lipgloss.NewStyle().Foreground(lipgloss.Green),
+		string(rules.Lossy):          lipgloss.NewStyle().Foreground(lipgloss.Yellow),
+		string(rules.Unmapped):       lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true),
+		string(rules.DRABacked):      lipgloss.NewStyle().Foreground(lipgloss.Blue),
+		string(rules.DRAUpgrade):     lipgloss.NewStyle().Foreground(lipgloss.Magenta).Bold(true),
+		string(rules.Governance):     lipgloss.NewStyle().Foreground(lipgloss.Cyan),
+		string(rules.HelmValues):     lipgloss.NewStyle().Foreground(lipgloss.Yellow).Bold(true),
+		string(rules.CustomResource): lipgloss.NewStyle().Foreground(lipgloss.Yellow).Bold(true),
+		"ignored":                    lipgloss.NewStyle().Faint(true),
 	}
 )
 
@@ -105,7 +106,7 @@ func Location(file string, line int) string {
 
 // Workload is Kind/namespace/name (namespace omitted when empty).
 func Workload(it plan.Item) string {
-	if it.Values != "" {
+	if it.Values != "" && it.Kind == "" {
 		return "(Helm values)" // the chart's templates decide which workload
 	}
 	parts := []string{it.Kind}
@@ -308,7 +309,7 @@ func summary(s plan.Summary) string {
 		n    int
 		name string
 	}{{s.Mappable, "mappable"}, {s.Lossy, "lossy"}, {s.Unmapped, "unmapped"}, {s.DRABacked, "dra-backed"}, {s.DRAUpgrade, "dra-upgrade"},
-		{s.HelmValues, "helm-values"}, {s.Governance, "governance"}, {s.Ignored, "ignored"}} {
+		{s.HelmValues, "helm-values"}, {s.CustomResource, "custom-resource"}, {s.Governance, "governance"}, {s.Ignored, "ignored"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 		}
