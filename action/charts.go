@@ -104,6 +104,7 @@ func chartFindings(runs []*chartRun) (detect.Result, inventory.Diagnostics, []pl
 	choices := []plan.ChartChoice{}
 	for _, cr := range runs {
 		found.Findings = append(found.Findings, cr.Findings...)
+		found.Findings = append(found.Findings, cr.ValueMaps...)
 		if cr.Rendered != nil {
 			found.DRA = append(found.DRA, cr.Rendered.DRA...)
 			found.Gov = append(found.Gov, cr.Rendered.Gov...)
@@ -127,6 +128,9 @@ func (m *migration) chartResults() {
 			if d.Severity == inventory.Error {
 				m.res.Failed++
 			}
+		}
+		for _, f := range cr.ValueMaps {
+			m.res.Diagnostics = append(m.res.Diagnostics, plan.ValuesDiagnostic(f))
 		}
 		ch := cr.choice
 		if d := ch.Diagnostic(filepath.Join(cr.Path, chart.FileName)); d != nil {

@@ -1,6 +1,7 @@
 package action_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -55,5 +56,68 @@ spec:
 	})
 	if !said || res.Changed != 0 {
 		t.Errorf("migrate: changed %d, diagnostics %v", res.Changed, res.Diagnostics)
+	}
+}
+
+// TestChartProfiles: GPU profiles a chart's values hand to an operator
+// (kubeai's resourceProfiles, rendered into a ConfigMap, never into a pod)
+// are helm-values findings at their values line; a container's resources
+// in the same values, which the render traces, are not reported twice.
+func TestChartProfiles(t *testing.T) {
+	t.Parallel()
+	dir := testfs.Tree(t, map[string]string{
+		"kubeai/Chart.yaml": "apiVersion: v2\nname: kubeai\nversion: 0.1.0\n",
+		"kubeai/values.yaml": `resourceProfiles:
+  nvidia-gpu-l4:
+    nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+    limits:
+      nvidia.com/gpu: "1"
+  nvidia-gpu-h100:
+    limits:
+      nvidia.com/gpu: "8"
+resources:
+  limits:
+    nvidia.com/gpu: 1
+`,
+		"kubeai/templates/config.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: kubeai-config}
+data:
+  system.yaml: |
+    resourceProfiles:
+{{ toYaml .Values.resourceProfiles | indent 6 }}
+`,
+		"kubeai/templates/deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kubeai}
+spec:
+  selector: {matchLabels: {app: kubeai}}
+  template:
+    metadata: {labels: {app: kubeai}}
+    spec:
+      containers:
+      - name: c
+        image: kubeai
+        resources:
+{{ toYaml .Values.resources | indent 10 }}
+`,
+	})
+	sr, err := action.Scan(t.Context(), action.Input{Paths: []string{"kubeai"}, Dir: dir}, action.ScanOptions{Target: defaultTarget()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range sr.Report.Findings {
+		got = append(got, fmt.Sprintf("%s %s %s", it.Status, it.Values, it.Resource))
+	}
+	want := []string{
+		"mappable  nvidia.com/gpu",
+		"helm-values resourceProfiles.nvidia-gpu-l4.limits.nvidia.com/gpu nvidia.com/gpu",
+		"helm-values resourceProfiles.nvidia-gpu-h100.limits.nvidia.com/gpu nvidia.com/gpu",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/chart/values"
 	"github.com/kubedra/kubedra/inventory/detect"
@@ -29,7 +31,10 @@ type Source struct {
 	Name string
 	// Findings are the render's requests traced to the chart: they name
 	// template lines and values keys (Rendered.Findings name the render).
-	Findings    []inventory.Finding
+	Findings []inventory.Finding
+	// ValueMaps are the device maps of the chart's values.yaml that feed
+	// no traced request (an operator's profiles): Helm values findings.
+	ValueMaps   []inventory.Finding
 	Diagnostics inventory.Diagnostics
 	Err         error
 	// Renders counts the probe renders of the trace.
@@ -130,7 +135,43 @@ func readSource(ctx context.Context, name, open string, opts FindOptions) *Sourc
 		return s.fail(err)
 	}
 	s.Findings, s.Renders = traced.Findings, st.Renders
+	s.ValueMaps = untraced(name, open, s.Findings)
 	return s
+}
+
+// untraced are the device maps of a chart's values.yaml that feed no
+// traced request and are no container's resources (an operator's GPU
+// profiles the chart hands to it in a ConfigMap, as kubeai's
+// resourceProfiles): findings of the values file, with Values their key.
+func untraced(name, open string, traced []inventory.Finding) []inventory.Finding {
+	data, err := os.ReadFile(filepath.Join(open, "values.yaml"))
+	if err != nil {
+		return nil
+	}
+	n, err := yaml.Parse(string(data))
+	if err != nil {
+		return nil
+	}
+	fed := map[string]bool{}
+	for _, f := range traced {
+		if f.Chart != nil {
+			fed[strings.ReplaceAll(f.Chart.Key, `\.`, ".")] = true // --set escapes a key's dots
+		}
+	}
+	var out []inventory.Finding
+	doc := &inventory.Document{Node: n, Origin: inventory.Origin{Path: filepath.Join(name, "values.yaml"), ListIndex: -1}}
+	for _, f := range detect.HelmValues(doc) {
+		// A map under a resources key is a container's, by Helm's
+		// conventions, even when it feeds nothing in this render (a
+		// disabled component, a value the installed values file
+		// overrides); the others are handed to something else.
+		parts := strings.Split(f.Values, ".")
+		underResources := slices.Contains(parts, "resources")
+		if !fed[f.Values] && !underResources {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // fail records why the chart could not be read.

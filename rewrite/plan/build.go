@@ -188,7 +188,7 @@ func (p *Planner) File(path string, findings []inventory.Finding) *FileResult {
 	podByKey := map[string]*pod{}
 	for _, f := range findings {
 		if f.Values != "" {
-			b.res.Diagnostics = append(b.res.Diagnostics, valuesDiagnostic(f))
+			b.res.Diagnostics = append(b.res.Diagnostics, ValuesDiagnostic(f))
 			continue
 		}
 		k := Key(f)

@@ -28,9 +28,9 @@ func valuesMessage(f inventory.Finding) string {
 	return "Helm values set " + f.Values + ": " + f.Quantity() + "; migrate does not edit values files or chart templates"
 }
 
-// valuesDiagnostic is migrate's warning for such a request (scan lists it
+// ValuesDiagnostic is migrate's warning for such a request (scan lists it
 // with the status helm-values, and the same message).
-func valuesDiagnostic(f inventory.Finding) inventory.Diagnostic {
+func ValuesDiagnostic(f inventory.Finding) inventory.Diagnostic {
 	d := inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleHelmValues, File: f.Origin.Path, Line: f.Line,
 		Resource: f.Resource, Field: f.Values, Message: valuesMessage(f), Fix: valuesFix}
 	if f.Kind != "" {
