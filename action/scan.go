@@ -102,17 +102,8 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	// The kustomize patches migrate cannot make exact are device requests
-	// no workload shows: a JSON 6902 operation that sets one is a finding
-	// at its line (so check's gate fails on it, as on any request; migrate
-	// says it leaves its units); any other is an error here as in migrate
-	// (an input that cannot be checked).
-	tree, kd := kustomizeTree(in, dopts, set, cmp.Or(opts.Target, rules.DefaultTarget))
-	pf := tree.PatchFindings()
+	pf, kd := kustomizeFindings(in, dopts, set, cmp.Or(opts.Target, rules.DefaultTarget))
 	found.Findings = append(found.Findings, pf...)
-	kd = slices.DeleteFunc(kd, func(d inventory.Diagnostic) bool {
-		return slices.ContainsFunc(pf, func(f inventory.Finding) bool { return f.Origin.Path == d.File && f.Line == d.Line })
-	})
 	failed += kustomize.FailedFiles(kd)
 	diags = append(diags, kd...)
 	cfs, cdiags, charts := chartFindings(runs)
@@ -147,4 +138,18 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	rep := plan.NewReport(items, diags, nFiles, documents)
 	rep.Charts = charts
 	return &ScanResult{Report: rep, Diagnostics: diags, Failed: failed}, nil
+}
+
+// kustomizeFindings are the kustomize patches migrate cannot make exact,
+// device requests no workload shows: a JSON 6902 operation that sets one
+// is a finding at its line (so check's gate fails on it, as on any
+// request; migrate says it leaves its units), any other an error here as
+// in migrate (an input that cannot be checked).
+func kustomizeFindings(in Input, dopts detect.Options, set *rules.Set, target rules.Version) ([]inventory.Finding, inventory.Diagnostics) {
+	tree, kd := kustomizeTree(in, dopts, set, target)
+	pf := tree.PatchFindings()
+	kd = slices.DeleteFunc(kd, func(d inventory.Diagnostic) bool {
+		return slices.ContainsFunc(pf, func(f inventory.Finding) bool { return f.Origin.Path == d.File && f.Line == d.Line })
+	})
+	return pf, kd
 }

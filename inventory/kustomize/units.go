@@ -114,3 +114,33 @@ func (t *Tree) PatchFindings() []inventory.Finding {
 	}
 	return out
 }
+
+// Shared returns the kustomizations (bases and components) that more than
+// one kustomization lists.
+func (t *Tree) Shared() []string {
+	var out []string
+	for _, p := range t.order {
+		if len(t.by[p]) > 1 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// reach returns the files and kustomizations the kustomization at k
+// reaches (itself included).
+func (t *Tree) reach(k string, seen map[string]bool) {
+	if seen[k] {
+		return
+	}
+	seen[k] = true
+	kk := t.Kustomizations[k]
+	if kk == nil {
+		return
+	}
+	for _, u := range kk.Uses {
+		if u.Path != "" {
+			t.reach(u.Path, seen)
+		}
+	}
+}
