@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/chart"
 	"github.com/kubedra/kubedra/inventory/detect"
@@ -15,10 +16,6 @@ import (
 // with, as helm template takes them: --values, --set, --set-string,
 // --set-file and --set-json. Every chart gets the same values.
 type ChartValues = chart.Flags
-
-// ValuesFileName is the values file of the values-file strategy, written
-// beside Chart.yaml.
-const ValuesFileName = chart.ValuesFileName
 
 // chartRun is one chart among the inputs (inventory/chart finds, renders
 // and traces it) with the strategy plan chose for it.
@@ -66,7 +63,7 @@ func (in Input) charts(ctx context.Context, opts chartOptions) []*chartRun {
 			in := plan.ChartInput{Path: s.Path, Name: s.Name, Chart: s, Docs: s.Rendered.Docs, Rendered: s.Rendered.Findings, Traced: s.Findings,
 				Flags: in.Charts.Args()}
 			cr.choice, cr.values = plan.ChooseChart(ctx, in, cr.choice,
-				plan.ChartOptions{Target: opts.target, Strategy: opts.strategy, Force: opts.force, Classes: catalogueFamilies()}, migrateStep(opts))
+				plan.ChartOptions{Target: opts.target, Strategy: opts.strategy, Force: opts.force, Classes: bundle.CatalogueFamilies()}, migrateStep(opts))
 		}
 	}
 	return runs

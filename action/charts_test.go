@@ -286,7 +286,7 @@ func TestChartValuesFileInstalled(t *testing.T) {
 		t.Fatalf("before: %d mappable, %d unmapped, rendered with %q; want 1, 0, none", m, u, with)
 	}
 	migrate(t, in, emit.Write, plan.Options{})
-	if m, u, with := count(); m != 0 || u != 0 || with != filepath.Join("gpu-app", action.ValuesFileName) {
+	if m, u, with := count(); m != 0 || u != 0 || with != filepath.Join("gpu-app", chart.ValuesFileName) {
 		t.Errorf("after: %d mappable, %d unmapped, rendered with %q; want none, none, the values file", m, u, with)
 	}
 	cr, err := action.Check(context.Background(), in, action.CheckOptions{ScanOptions: action.ScanOptions{Target: rules.DefaultTarget}})
@@ -319,7 +319,7 @@ func TestChartValuesFile(t *testing.T) {
 	if len(diffRes.Charts) != 1 || diffRes.Charts[0].Strategy != plan.ChartValuesFile {
 		t.Fatalf("charts %+v, want the values-file strategy", diffRes.Charts)
 	}
-	valuesPath := filepath.Join("gpu-app", action.ValuesFileName)
+	valuesPath := filepath.Join("gpu-app", chart.ValuesFileName)
 	if diffRes.Charts[0].ValuesFile != valuesPath {
 		t.Errorf("values file %q, want %q", diffRes.Charts[0].ValuesFile, valuesPath)
 	}
@@ -468,9 +468,9 @@ func TestChartValuesFileProved(t *testing.T) {
 			for _, v := range in.Charts.Values {
 				user = append(user, filepath.Join(dir, v))
 			}
-			assertValuesFileRender(t, filepath.Join(dir, "gpu-app"), in.Charts.Set, user, filepath.Join(dir, "gpu-app", action.ValuesFileName))
+			assertValuesFileRender(t, filepath.Join(dir, "gpu-app"), in.Charts.Set, user, filepath.Join(dir, "gpu-app", chart.ValuesFileName))
 			if tc.values != "" {
-				data, _ := os.ReadFile(filepath.Join(dir, "gpu-app", action.ValuesFileName))
+				data, _ := os.ReadFile(filepath.Join(dir, "gpu-app", chart.ValuesFileName))
 				if !strings.Contains(string(data), "\nnodeSelector: null\n") {
 					t.Errorf("the values file does not drop the GPU-model label:\n%s", data)
 				}

@@ -2,10 +2,7 @@ package action
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -60,7 +57,7 @@ func (s ClusterSource) String() string {
 // is a Problem in the Facts.
 func ReadCluster(ctx context.Context, src ClusterSource) (*cluster.Facts, error) {
 	if src.Dump != "" {
-		return readDump(src)
+		return cluster.ReadDumpFile(src.Dump, src.Dir, src.Stdin, src.Scope)
 	}
 	newReader := src.NewReader
 	if newReader == nil {
@@ -72,24 +69,4 @@ func ReadCluster(ctx context.Context, src ClusterSource) (*cluster.Facts, error)
 	}
 	r.Namespace, r.Scope, r.Dump, r.Progress = src.Namespace, src.Scope, src.DumpTo, src.Progress
 	return r.Read(ctx)
-}
-
-func readDump(src ClusterSource) (*cluster.Facts, error) {
-	in := src.Stdin
-	if src.Dump == "-" && in == nil {
-		return nil, errors.New("reading dump -: no standard input")
-	}
-	if src.Dump != "-" {
-		f, err := os.Open(Input{Dir: src.Dir}.open(src.Dump))
-		if err != nil {
-			return nil, fmt.Errorf("reading dump: %w", err)
-		}
-		defer f.Close()
-		in = f
-	}
-	facts, err := cluster.ReadDump(in, src.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("reading dump %s: %w", src.Dump, err)
-	}
-	return facts, nil
 }

@@ -1,7 +1,6 @@
 package action
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -57,9 +56,7 @@ func (fn Fn) Run(items []*yaml.RNode, fc *yaml.RNode) (*FnResult, error) {
 	docs := files.Items(items)
 	ctx := context.Background()
 	if cfg.Mode == "migrate" {
-		popts := plan.Options{Strategy: plan.Strategy(cmp.Or(cfg.Strategy, string(plan.Claims))), Target: target,
-			AllowLossy: cfg.AllowLossy, Share: cfg.Share, KeepNodeSelectors: cfg.KeepNodeSelectors}
-		res, err := Migrate(ctx, Input{Documents: docs}, MigrateOptions{Rules: set, Plan: popts, Output: emit.Stream})
+		res, err := Migrate(ctx, Input{Documents: docs}, MigrateOptions{Rules: set, Plan: cfg.PlanOptions(target), Output: emit.Stream})
 		if err != nil {
 			return nil, fmt.Errorf("functionConfig: %w", err)
 		}

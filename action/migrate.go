@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -84,9 +83,7 @@ type MigrateResult struct {
 
 // Rule ids of Migrate's own diagnostics.
 const (
-	RuleUnreadParts = "migrate/unread-parts"
-	RuleRewrite     = "migrate/rewrite-failed"
-	RuleStale       = emit.RuleStale
+	RuleRewrite = "migrate/rewrite-failed"
 )
 
 // batchSize bounds the documents of one file held at once.
@@ -405,7 +402,7 @@ func (m *migration) admit(st *fileState, f *files.File, p detected) {
 		st.unread = true
 	} else if st.unread {
 		for _, x := range p.found.Findings {
-			m.res.Diagnostics = append(m.res.Diagnostics, unreadDiagnostic(x))
+			m.res.Diagnostics = append(m.res.Diagnostics, plan.Unread(x))
 		}
 	}
 	st.classes = append(st.classes, p.found.Classes...)
@@ -530,9 +527,7 @@ func (m *migration) end(st *fileState) {
 		if st.planned > 0 {
 			// Earlier batches of a large file were planned before a later
 			// one could not be read: nothing of the file is written.
-			res.Diagnostics = append(res.Diagnostics, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleUnreadParts, File: st.path,
-				Message: fmt.Sprintf("left unchanged: the file has parts kubedra could not read (see above); device requests in the documents before them: %d", st.planned),
-				Fix:     unreadFix})
+			res.Diagnostics = append(res.Diagnostics, plan.UnreadParts(st.path, st.planned))
 		}
 		return
 	case st.failed != nil:
@@ -606,17 +601,6 @@ func (m *migration) fail(path string, err error) {
 	m.res.Failed++
 	m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: ruleOf(err, RuleRewrite), File: path,
 		Message: "left unchanged: " + err.Error()})
-}
-
-// unreadFix is what to do about a file kubedra could not read whole.
-const unreadFix = "render templates first (helm template, kustomize build) and migrate the output"
-
-// unreadDiagnostic says a request stays because its file has parts kubedra
-// could not read.
-func unreadDiagnostic(x inventory.Finding) inventory.Diagnostic {
-	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleUnreadParts,
-		File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
-		Message: "left unchanged: the file has parts kubedra could not read (see above)", Fix: unreadFix}
 }
 
 // appendClasses adds the DeviceClasses to the end of the stdin stream,

@@ -115,9 +115,9 @@ func TestMigrateLateParseError(t *testing.T) {
 			switch {
 			case d.Rule == "input/template":
 				tmpl++
-			case d.Rule == action.RuleUnreadParts && d.Object != nil:
+			case d.Rule == plan.RuleUnreadParts && d.Object != nil:
 				each++
-			case d.Rule == action.RuleUnreadParts:
+			case d.Rule == plan.RuleUnreadParts:
 				if _, err := fmt.Sscanf(d.Message[strings.LastIndex(d.Message, ":")+1:], "%d", &before); err != nil {
 					t.Fatal(err)
 				}

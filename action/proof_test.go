@@ -190,7 +190,7 @@ spec:
 		}
 		var said bool
 		for _, d := range res.Diagnostics {
-			if d.Rule == action.RuleProof && d.Severity == inventory.Error && d.File == filepath.Join("oci", "kustomization.yaml") &&
+			if d.Rule == proof.RuleProof && d.Severity == inventory.Error && d.File == filepath.Join("oci", "kustomization.yaml") &&
 				d.Container == "server" && strings.Contains(d.Message, "before: nvidia.com/gpu: 4; after: no device") {
 				said = true
 			}

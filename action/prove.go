@@ -7,9 +7,6 @@ import (
 	"github.com/kubedra/kubedra/proof"
 )
 
-// RuleProof is the rule id of a unit's proof (docs/migrate.md#the-proof).
-const RuleProof = proof.RuleProof
-
 // holds reports whether the file at path is held back until the proof:
 // a kustomize build unit covers it (migrate -w, diff or --out).
 func (m *migration) holds(path string) bool {
@@ -28,7 +25,7 @@ func (m *migration) prove() {
 	for i, h := range held {
 		changes[i] = proof.Change{Path: h.Path, Abs: absPath(m.in.open(h.Path)), New: h.New}
 	}
-	m.res.Units = proof.Tree(m.tree, changes, func(p string) string { return absPath(m.in.open(p)) }, catalogueFamilies())
+	m.res.Units = proof.Tree(m.tree, changes, func(p string) string { return absPath(m.in.open(p)) }, bundle.CatalogueFamilies())
 	for _, r := range m.res.Units {
 		m.res.Diagnostics = append(m.res.Diagnostics, r.Diagnostics()...)
 		if r.Status == proof.Failed {
@@ -65,19 +62,4 @@ func absPath(p string) string {
 		return a
 	}
 	return filepath.Clean(p)
-}
-
-// catalogueFamilies are the device families of the driver catalogue's
-// DeviceClasses, which the proof knows classes by.
-func catalogueFamilies() proof.Classes {
-	c := proof.Classes{}
-	dcs, _ := bundle.CatalogueClasses()
-	for _, dc := range dcs {
-		for _, s := range dc.Spec.Selectors {
-			if s.CEL != nil {
-				c.Add(dc.Name, s.CEL.Expression)
-			}
-		}
-	}
-	return c
 }

@@ -259,7 +259,7 @@ func TestMigrateRemovesStaleTemporaries(t *testing.T) {
 	count := func(res *action.MigrateResult) int {
 		n := 0
 		for _, d := range res.Diagnostics {
-			if d.Rule == action.RuleStale && d.File == stale {
+			if d.Rule == emit.RuleStale && d.File == stale {
 				n++
 			}
 		}

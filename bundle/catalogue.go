@@ -10,6 +10,8 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubedra/kubedra/proof"
 )
 
 //go:embed drivers/*.yaml
@@ -268,4 +270,20 @@ func (d Driver) servesResource(r string) bool {
 		}
 	}
 	return false
+}
+
+// CatalogueFamilies are the device families of the catalogue's
+// DeviceClasses (the driver each selects), which migrate's proof knows
+// classes by.
+func CatalogueFamilies() proof.Classes {
+	c := proof.Classes{}
+	dcs, _ := CatalogueClasses()
+	for _, dc := range dcs {
+		for _, s := range dc.Spec.Selectors {
+			if s.CEL != nil {
+				c.Add(dc.Name, s.CEL.Expression)
+			}
+		}
+	}
+	return c
 }

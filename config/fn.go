@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
 )
 
 // Fn is kubedra fn's functionConfig: its fields at the top level,
@@ -58,4 +59,10 @@ func ParseFn(fc *yaml.RNode, mode string) (Fn, error) {
 		return cfg, fmt.Errorf("functionConfig: failOn %q: use any, lossy or unmapped", cfg.FailOn)
 	}
 	return cfg, nil
+}
+
+// PlanOptions are migrate mode's planning options for target.
+func (cfg Fn) PlanOptions(target rules.Version) plan.Options {
+	return plan.Options{Strategy: plan.Strategy(cmp.Or(cfg.Strategy, string(plan.Claims))), Target: target,
+		AllowLossy: cfg.AllowLossy, Share: cfg.Share, KeepNodeSelectors: cfg.KeepNodeSelectors}
 }

@@ -222,7 +222,7 @@ func reparseAll(b []byte) error {
 // addedOnly returns "" when after is before with only the lines kubedra
 // adds to a kustomization inserted, else the first other difference.
 func addedOnly(before, after []byte) string {
-	allowed := map[string]bool{"configurations:": true, "- " + action.NameReferenceFile: true, "- " + plan.PatchClaimsFile: true}
+	allowed := map[string]bool{"configurations:": true, "- " + plan.NameReferenceFile: true, "- " + plan.PatchClaimsFile: true}
 	b := strings.Split(string(before), "\n")
 	a := strings.Split(string(after), "\n")
 	i := 0

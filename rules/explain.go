@@ -98,3 +98,11 @@ func (set *Set) Explain(opts ExplainOptions) (*Explanation, error) {
 	}
 	return e, nil
 }
+
+// Maps reports whether a rule maps resource, as migrate --allow-lossy
+// would decide one container asking for one.
+func (set *Set) Maps(resource string, target Version) bool {
+	pod := Pod{Requests: []PodRequest{{Container: "c", ContainerType: inventory.Container, Resource: resource, Quantity: "1"}}}
+	res, err := set.Resolve(pod, Options{Target: target, AllowLossy: true})
+	return err == nil && len(res.Decisions) > 0 && res.Decisions[0].Status != Unmapped
+}

@@ -3,8 +3,10 @@ package cluster
 import (
 	"bufio"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -331,4 +333,26 @@ func addObject(c *Collector, u *unstructured.Unstructured) error {
 		c.AddUnstructured(u)
 	}
 	return nil
+}
+
+// ReadDumpFile reads the dump file at path ("-": stdin; a relative path
+// from dir) into Facts, as ReadDump does; errors name the dump.
+func ReadDumpFile(path, dir string, stdin io.Reader, scope Scope) (*Facts, error) {
+	in := stdin
+	if path == "-" && in == nil {
+		return nil, errors.New("reading dump -: no standard input")
+	}
+	if path != "-" {
+		f, err := os.Open(inventory.Resolve(dir, path))
+		if err != nil {
+			return nil, fmt.Errorf("reading dump: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	facts, err := ReadDump(in, scope)
+	if err != nil {
+		return nil, fmt.Errorf("reading dump %s: %w", path, err)
+	}
+	return facts, nil
 }

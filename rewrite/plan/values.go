@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"fmt"
+
 	"github.com/kubedra/kubedra/inventory"
 )
 
@@ -37,4 +39,27 @@ func ValuesDiagnostic(f inventory.Finding) inventory.Diagnostic {
 		d.Rule, d.Object, d.Fix = RuleCustomResource, f.Object(), customResourceFix
 	}
 	return d
+}
+
+// RuleUnreadParts is the rule id of a request left because its file has
+// parts kubedra could not read (a template, a broken document).
+const RuleUnreadParts = "migrate/unread-parts"
+
+// unreadFix is what to do about a file kubedra could not read whole.
+const unreadFix = "render templates first (helm template, kustomize build) and migrate the output"
+
+// Unread says a request stays because its file has parts kubedra could
+// not read.
+func Unread(x inventory.Finding) inventory.Diagnostic {
+	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleUnreadParts,
+		File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
+		Message: "left unchanged: the file has parts kubedra could not read (see above)", Fix: unreadFix}
+}
+
+// UnreadParts says a large file is left as it was because a later batch of
+// it could not be read, after planned requests in the documents before.
+func UnreadParts(path string, planned int) inventory.Diagnostic {
+	return inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleUnreadParts, File: path,
+		Message: fmt.Sprintf("left unchanged: the file has parts kubedra could not read (see above); device requests in the documents before them: %d", planned),
+		Fix:     unreadFix}
 }
