@@ -126,16 +126,8 @@ func extendedLeft(t *testing.T, dir, key string) string {
 	return ""
 }
 
-// TestProofRefusesUnit: a unit whose JSON 6902 patch replaces the pod's
-// resourceClaims (which no append can compose with) would lose its GPUs:
-// it is left as it was, byte for byte, with the base it shares, and says
-// which container would lose what; a unit apart from it is migrated; the
-// run says it failed; the diff shows exactly what -w writes.
-func TestProofRefusesUnit(t *testing.T) {
-	t.Parallel()
-	files := map[string]string{
-		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
-		"base/deploy.yaml": `apiVersion: apps/v1
+// vllmDeployment asks for four GPUs in its container server.
+const vllmDeployment = `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: vllm, namespace: ml}
 spec:
@@ -147,7 +139,18 @@ spec:
         resources:
           limits:
             nvidia.com/gpu: 4
-`,
+`
+
+// TestProofRefusesUnit: a unit whose JSON 6902 patch replaces the pod's
+// resourceClaims (which no append can compose with) would lose its GPUs:
+// it is left as it was, byte for byte, with the base it shares, and says
+// which container would lose what; a unit apart from it is migrated; the
+// run says it failed; the diff shows exactly what -w writes.
+func TestProofRefusesUnit(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
+		"base/deploy.yaml":        vllmDeployment,
 		"oci/kustomization.yaml": `resources: [../base]
 patches:
 - target: {kind: Deployment}
@@ -248,20 +251,7 @@ func TestUnmappedPatchBlocksNothing(t *testing.T) {
 	t.Parallel()
 	dir := testfs.Tree(t, map[string]string{
 		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
-		"base/deploy.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm, namespace: ml}
-spec:
-  template:
-    spec:
-      containers:
-      - name: server
-        image: vllm
-        resources:
-          limits:
-            memory: 64Gi
-            nvidia.com/gpu: 4
-`,
+		"base/deploy.yaml":        strings.Replace(vllmDeployment, "            nvidia.com/gpu: 4\n", "            memory: 64Gi\n            nvidia.com/gpu: 4\n", 1),
 		"rdma/kustomization.yaml": `resources: [../base]
 patches:
 - target: {kind: Deployment}
