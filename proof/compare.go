@@ -47,10 +47,7 @@ func (c Classes) Add(class, expression string) {
 }
 
 // With is c and the DeviceClasses of a render.
-func (c Classes) With(objs []*yaml.RNode) Classes { return c.addRender(objs) }
-
-// addRender learns the DeviceClasses of a render.
-func (c Classes) addRender(objs []*yaml.RNode) Classes {
+func (c Classes) With(objs []*yaml.RNode) Classes {
 	out := Classes{}
 	for k, v := range c {
 		out[k] = v

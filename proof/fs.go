@@ -37,6 +37,12 @@ func (o *Overlay) abs(path string) string {
 	return filepath.Clean(path)
 }
 
+// has reports whether the absolute path is overlaid.
+func (o *Overlay) has(abs string) bool {
+	_, ok := o.files[abs]
+	return ok
+}
+
 // ReadFile reads the overlaid text, else the disk's.
 func (o *Overlay) ReadFile(path string) ([]byte, error) {
 	if b, ok := o.files[o.abs(path)]; ok {
@@ -47,16 +53,13 @@ func (o *Overlay) ReadFile(path string) ([]byte, error) {
 
 // Exists reports an overlaid file, else asks the disk.
 func (o *Overlay) Exists(path string) bool {
-	if _, ok := o.files[o.abs(path)]; ok {
-		return true
-	}
-	return o.FileSystem.Exists(path)
+	return o.has(o.abs(path)) || o.FileSystem.Exists(path)
 }
 
 // CleanedAbs confirms an overlaid file's folder (the disk has no such
 // file yet: a claims file migrate adds), else asks the disk.
 func (o *Overlay) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
-	if a := o.abs(path); o.files[a] != nil {
+	if a := o.abs(path); o.has(a) {
 		d, _, err := o.FileSystem.CleanedAbs(filepath.Dir(a))
 		return d, filepath.Base(a), err
 	}
@@ -65,10 +68,7 @@ func (o *Overlay) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) 
 
 // IsDir is false for an overlaid file.
 func (o *Overlay) IsDir(path string) bool {
-	if _, ok := o.files[o.abs(path)]; ok {
-		return false
-	}
-	return o.FileSystem.IsDir(path)
+	return !o.has(o.abs(path)) && o.FileSystem.IsDir(path)
 }
 
 // Open opens the overlaid text for reading, else the disk's file.

@@ -68,7 +68,7 @@ func compareRenders(r Result, before, after []*yaml.RNode, classes Classes) Resu
 			r.Devices++
 		}
 	}
-	r.Problems = append(r.Problems, Compare(bp, Pods(after), classes.addRender(after))...)
+	r.Problems = append(r.Problems, Compare(bp, Pods(after), classes.With(after))...)
 	r.Status = Proved
 	if len(r.Problems) > 0 {
 		r.Status = Failed

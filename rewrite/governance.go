@@ -226,7 +226,12 @@ func mapField(m *yaml.Node, key string) *yaml.Node {
 	return v
 }
 
+// childOf returns the value of key in the map m, nil when m is no map or
+// has no such key.
 func childOf(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			return m.Content[i+1]

@@ -42,7 +42,7 @@ func AppendToLists(src []byte, ops []int) ([]byte, error) {
 
 // appendOp rewrites one operation in the patch's lines.
 func appendOp(lines [][]byte, op *yaml.Node, list []*yaml.Node, i int) ([][]byte, error) {
-	path, value := opField(op, "path"), opField(op, "value")
+	path, value := childOf(op, "path"), childOf(op, "value")
 	if path == nil || value == nil || value.Kind != yaml.SequenceNode || len(value.Content) == 0 {
 		return nil, fmt.Errorf("operation %d does not add a list", i)
 	}
@@ -134,18 +134,6 @@ func matching(l []byte, open int) int {
 	return -1
 }
 
-func opField(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // AppendToInlineLists does AppendToLists to the inline patch of a
 // kustomization whose text starts at line (a block scalar's first line,
 // or the line of a quoted one-line patch).
@@ -201,12 +189,12 @@ func inlinePatchAt(doc *yaml.Node, line int) *yaml.Node {
 		return nil
 	}
 	for _, field := range []string{"patches", "patchesJson6902"} {
-		seq := opField(doc.Content[0], field)
+		seq := childOf(doc.Content[0], field)
 		if seq == nil || seq.Kind != yaml.SequenceNode {
 			continue
 		}
 		for _, e := range seq.Content {
-			v := opField(e, "patch")
+			v := childOf(e, "patch")
 			if v == nil {
 				continue
 			}

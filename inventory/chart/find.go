@@ -155,7 +155,7 @@ func untraced(name, open string, traced []inventory.Finding) []inventory.Finding
 	fed := map[string]bool{}
 	for _, f := range traced {
 		if f.Chart != nil {
-			fed[strings.ReplaceAll(f.Chart.Key, `\.`, ".")] = true // --set escapes a key's dots
+			fed[strings.Join(values.SplitKey(f.Chart.Key), ".")] = true
 		}
 	}
 	var out []inventory.Finding

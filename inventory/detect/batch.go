@@ -81,13 +81,20 @@ func May(doc []byte) bool { return MayRequest(doc) || MayDRA(doc) || MayGovern(d
 // object (a Configuration must map what ClusterQueues and queued workloads
 // anywhere ask for). Migrate's first pass parses only those.
 func MayConcernOthers(doc []byte) bool {
-	if bytes.Contains(doc, []byte("ResourceClaim")) || bytes.Contains(doc, []byte("kueue.x-k8s.io")) {
-		return true
-	}
-	for _, g := range ParameterGroups {
-		if bytes.Contains(doc, []byte(g)) {
+	for _, m := range concernMarkers {
+		if bytes.Contains(doc, m) {
 			return true
 		}
 	}
 	return false
 }
+
+// concernMarkers are the texts MayConcernOthers looks for, made once: it
+// runs on every document of migrate's first pass.
+var concernMarkers = func() [][]byte {
+	out := [][]byte{[]byte("ResourceClaim"), []byte("kueue.x-k8s.io")}
+	for _, g := range ParameterGroups {
+		out = append(out, []byte(g))
+	}
+	return out
+}()

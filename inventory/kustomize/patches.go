@@ -159,7 +159,8 @@ func quantity(v any, resource string) string {
 // ClaimList is a JSON 6902 operation that adds a whole claims list (a
 // pod's resourceClaims, a container's resources.claims): once migrate
 // writes that list into the base, the add would replace it, so migrate
-// makes it add at the list's end (rewrite.AppendToLists).
+// makes it add at the list's end (rewrite.AppendToLists; plan names the
+// list, SideFiles.Compose).
 type ClaimList struct {
 	// File is the patch file, or the kustomization of an inline patch,
 	// whose text starts at Inline (0 for a patch file).
@@ -168,33 +169,6 @@ type ClaimList struct {
 	// Op is the operation's index in the patch, Path its JSON pointer.
 	Op   int
 	Path string
-}
-
-// Key names the list the operation adds, as plan.ClaimListKeys names the
-// lists migrate writes: "P|" and the pod spec's path for a pod's
-// resourceClaims, "C|" and the pod spec's path, the container list and
-// the index for a container's claims; list indexes between are dropped
-// (the path of a pod template, whichever list item holds it).
-func (c ClaimList) Key() string {
-	parts := strings.Split(strings.TrimPrefix(c.Path, "/"), "/")
-	if n := len(parts); n >= 1 && parts[n-1] == "resourceClaims" {
-		return "P|" + podPath(parts[:n-1])
-	}
-	if n := len(parts); n >= 4 && parts[n-2] == "resources" && parts[n-1] == "claims" {
-		return "C|" + podPath(parts[:n-4]) + "|" + parts[n-4] + "|" + parts[n-3]
-	}
-	return ""
-}
-
-// podPath joins a pod spec's JSON pointer segments without list indexes.
-func podPath(parts []string) string {
-	var out []string
-	for _, p := range parts {
-		if _, err := strconv.Atoi(p); err != nil {
-			out = append(out, strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~"))
-		}
-	}
-	return strings.Join(out, "/")
 }
 
 // opVerb says what a JSON 6902 operation does to the resource it names.

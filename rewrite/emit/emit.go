@@ -60,7 +60,7 @@ type Emitter struct {
 	// first (migrate's proof of kustomize units).
 	Hold func(path string) bool
 
-	held      []Held
+	held      []Change
 	releasing bool
 	written   map[string]bool
 	baseDir   string
@@ -82,13 +82,6 @@ type File struct {
 	hunks  *hunks
 	differ bool
 	held   bool // Emitter.Hold: kept until Release
-}
-
-// Held is a file held back: what it was and what it becomes.
-type Held struct {
-	Path     string
-	Old, New []byte
-	IsNew    bool
 }
 
 // Begin starts the output of the file at path; isNew marks a file migrate
@@ -155,7 +148,7 @@ func (f *File) Commit() (changed bool, err error) {
 			if _, err := f.out.WriteTo(&nw); err != nil {
 				return false, err
 			}
-			e.held = append(e.held, Held{Path: f.path, Old: old.Bytes(), New: nw.Bytes(), IsNew: f.isNew})
+			e.held = append(e.held, Change{Path: f.path, Old: old.Bytes(), New: nw.Bytes(), IsNew: f.isNew})
 		}
 		return changed, nil
 	}
@@ -236,8 +229,9 @@ func (e *Emitter) Emit(c Change) error {
 	return err
 }
 
-// Held are the files held back so far, in the order they were committed.
-func (e *Emitter) Held() []Held { return e.held }
+// Held are the files held back so far, in the order they were committed:
+// what each was and what it becomes.
+func (e *Emitter) Held() []Change { return e.held }
 
 // Release writes the held files that keep says to, in order, as Emit
 // would have; the others are dropped (left as they were). failed is told
@@ -249,7 +243,7 @@ func (e *Emitter) Release(keep func(path string) bool, failed func(path string, 
 		if !keep(h.Path) {
 			continue
 		}
-		if err := e.Emit(Change(h)); err != nil {
+		if err := e.Emit(h); err != nil {
 			failed(h.Path, err)
 		}
 	}

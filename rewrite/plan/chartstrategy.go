@@ -279,7 +279,8 @@ func (c *chartChooser) valuesFile(ctx context.Context) ([]byte, string) {
 	}
 	// And independently of the migration it matches: every pod of the
 	// render gets the devices it had (package proof).
-	if probs := proof.Compare(proof.Pods(nodes(c.in.Docs)), proof.Pods(nodes(after)), c.opts.Classes.With(nodes(after))); len(probs) > 0 {
+	rendered := nodes(after)
+	if probs := proof.Compare(proof.Pods(nodes(c.in.Docs)), proof.Pods(rendered), c.opts.Classes.With(rendered)); len(probs) > 0 {
 		return nil, "rendered with the values file, a pod would not get the devices it has: " + probs[0].String()
 	}
 	return text, fmt.Sprintf("the chart's values take pod claims (%s) and extra objects (%s): %s moves the requests to claims, and rendering with it gives what migrating the render gives",

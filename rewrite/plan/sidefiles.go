@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -59,11 +60,10 @@ type SideEdit struct {
 	Appends map[int][]int
 }
 
-// ClaimListKeys name the claims lists a file plan writes, as
-// kustomize.ClaimList.Key names what a JSON 6902 operation adds: "P|" and
-// the pod spec's path (kustomize field path) for a pod's resourceClaims,
-// "C|", the path, the container list and the index for a container's
-// resources.claims.
+// ClaimListKeys name the claims lists a file plan writes, as claimListKey
+// names what a JSON 6902 operation adds: "P|" and the pod spec's path
+// (kustomize field path) for a pod's resourceClaims, "C|", the path, the
+// container list and the index for a container's resources.claims.
 func ClaimListKeys(fp *FilePlan) []string {
 	var out []string
 	for _, dp := range fp.Docs {
@@ -107,11 +107,38 @@ func (s *SideFiles) Compose(tree *kustomize.Tree) {
 			}
 		}
 		for _, cl := range k.ClaimLists {
-			if have[cl.Key()] {
+			if have[claimListKey(cl.Path)] {
 				s.AppendToList(cl.File, cl.Inline, cl.Op)
 			}
 		}
 	}
+}
+
+// claimListKey names the claims list a JSON pointer adds, as
+// ClaimListKeys names what a plan writes; list indexes between are
+// dropped (the path of a pod template, whichever list item holds it).
+func claimListKey(pointer string) string {
+	parts := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	n := len(parts)
+	switch {
+	case n >= 1 && parts[n-1] == "resourceClaims":
+		return "P|" + pointerPath(parts[:n-1])
+	case n >= 4 && parts[n-2] == "resources" && parts[n-1] == "claims":
+		return "C|" + pointerPath(parts[:n-4]) + "|" + parts[n-4] + "|" + parts[n-3]
+	}
+	return ""
+}
+
+// pointerPath joins a pod spec's JSON pointer segments without list
+// indexes, as KustomizePath writes a detection path.
+func pointerPath(parts []string) string {
+	var out []string
+	for _, p := range parts {
+		if _, err := strconv.Atoi(p); err != nil {
+			out = append(out, strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~"))
+		}
+	}
+	return strings.Join(out, "/")
 }
 
 // Wrote records the claims lists (ClaimListKeys) a migrated file's plans
