@@ -282,3 +282,57 @@ patches:
 		}
 	}
 }
+
+// TestPatchOfOffNameKustomization: a patch listed only by a kustomization
+// file kustomize does not build from its folder (llm-d's
+// tiered-prefix-cache kustomization-gpt-oss-120b.yaml, beside the folder's
+// kustomization.yaml) is still a patch: no new object is appended to it,
+// it keeps its bytes, and the reason names that kustomization. The folder's
+// own unit, with its own patch, is migrated and proved.
+func TestPatchOfOffNameKustomization(t *testing.T) {
+	t.Parallel()
+	patch := func(n int) string {
+		return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        resources:
+          limits:
+            nvidia.com/gpu: %d
+`, n)
+	}
+	files := map[string]string{
+		"base/kustomization.yaml":             "resources: [deploy.yaml]\n",
+		"base/deploy.yaml":                    vllmDeployment,
+		"gpu/kustomization.yaml":              "resources: [../base]\npatches:\n- path: patch.yaml\n",
+		"gpu/patch.yaml":                      patch(2),
+		"gpu/kustomization-gpt-oss-120b.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../base]\npatches:\n- path: patch-gpt-oss-120b.yaml\n",
+		"gpu/patch-gpt-oss-120b.yaml":         patch(8),
+	}
+	dir := testfs.Tree(t, files)
+	res := migrateTree(t, dir)
+	if b, _ := os.ReadFile(filepath.Join(dir, "gpu", "patch-gpt-oss-120b.yaml")); string(b) != files["gpu/patch-gpt-oss-120b.yaml"] {
+		t.Errorf("the off-name kustomization's patch changed:\n%s", b)
+	}
+	said := slices.ContainsFunc(res.Diagnostics, func(d inventory.Diagnostic) bool {
+		return d.File == filepath.Join("gpu", "patch-gpt-oss-120b.yaml") && d.Resource == "nvidia.com/gpu" &&
+			strings.Contains(d.Message, "kustomization-gpt-oss-120b.yaml")
+	})
+	if !said {
+		t.Errorf("no diagnostic says why the patch stays: %v", res.Diagnostics)
+	}
+	if len(res.Units) != 1 || res.Units[0].Status != proof.Proved {
+		t.Errorf("units %+v, want gpu proved", res.Units)
+	}
+	for c, d := range devicesOf(t, filepath.Join(dir, "gpu")) {
+		if d != "nvidia=2" {
+			t.Errorf("%s gets %s, want the patch's 2 GPUs", c, d)
+		}
+	}
+}

@@ -51,6 +51,11 @@ type Kustomization struct {
 	Path string
 	// Component is set for kind: Component.
 	Component bool
+	// OffName is set for a Kustomization in a file kustomize does not read
+	// from its folder (kustomization-gpt-oss-120b.yaml beside the folder's
+	// kustomization.yaml): no unit to build or prove, but the files it
+	// lists as patches are patches still (Held).
+	OffName bool
 	// Namespace, NamePrefix and NameSuffix are its transformers.
 	Namespace, NamePrefix, NameSuffix string
 	// Uses are the files and folders it lists, with their role.
@@ -115,6 +120,15 @@ func KustomizationIn(dir string, stat func(string) (fs.FileInfo, error)) string 
 	return ""
 }
 
+// offName reports whether a file name reads as a kustomization that
+// kustomize would not pick from its folder: kustomization-<x>.yaml,
+// kustomization.<x>.yml and the like.
+func offName(name string) bool {
+	lower := strings.ToLower(name)
+	ext := filepath.Ext(lower)
+	return strings.HasPrefix(lower, "kustomization") && (ext == ".yaml" || ext == ".yml") && !slices.Contains(Names, name)
+}
+
 // Find reads the kustomizations under the input paths (folders are walked;
 // hidden folders skipped), and those they reach. open maps a path as given
 // to one the process can open (the working folder of the run). Problems
@@ -149,7 +163,7 @@ func Find(paths []string, open func(string) string) (*Tree, inventory.Diagnostic
 			if d.IsDir() && p != open(root) && strings.HasPrefix(d.Name(), ".") {
 				return filepath.SkipDir
 			}
-			if !d.IsDir() && slices.Contains(Names, d.Name()) {
+			if !d.IsDir() && (slices.Contains(Names, d.Name()) || offName(d.Name())) {
 				rel, err := filepath.Rel(open(root), p)
 				if err == nil {
 					queue = append(queue, filepath.Join(root, rel))
@@ -196,13 +210,20 @@ func read(path string, open func(string) string, stat func(string) (fs.FileInfo,
 		return nil, nil, inventory.Diagnostics{{Severity: inventory.Warning, Rule: RuleParse, File: path, Message: err.Error()}}
 	}
 	var kt types.Kustomization
+	off := offName(filepath.Base(path))
 	if err := sigsyaml.Unmarshal(data, &kt); err != nil {
+		if off {
+			return nil, nil, nil // not a kustomization after all
+		}
 		return nil, nil, inventory.Diagnostics{{Severity: inventory.Warning, Rule: RuleParse, File: path, Message: "not a kustomization kubedra can read: " + err.Error()}}
+	}
+	if off && kt.Kind != types.KustomizationKind && kt.Kind != types.ComponentKind {
+		return nil, nil, nil
 	}
 	kt.FixKustomization()
 	node, _ := kyaml.Parse(string(data))
 	r := &reader{
-		k:    &Kustomization{Path: path, Component: kt.Kind == types.ComponentKind, Namespace: kt.Namespace, NamePrefix: kt.NamePrefix, NameSuffix: kt.NameSuffix},
+		k:    &Kustomization{Path: path, OffName: off, Component: kt.Kind == types.ComponentKind, Namespace: kt.Namespace, NamePrefix: kt.NamePrefix, NameSuffix: kt.NameSuffix},
 		dir:  filepath.Dir(path),
 		open: open, stat: stat, node: node, lines: entryLines(node),
 	}
@@ -451,6 +472,15 @@ func (t *Tree) Held() map[string]string {
 	cause := map[string]string{} // held kustomization -> the one whose patch is the reason
 	var bad []string
 	for _, p := range t.order {
+		if k := t.Kustomizations[p]; k.OffName {
+			// Only its patches: it builds no unit, so it holds no base.
+			for _, u := range k.Uses {
+				if u.Role == StrategicMerge || u.Role == JSON6902 {
+					held[u.Path] = p
+				}
+			}
+			continue
+		}
 		if t.bad[p] || t.failed[p] {
 			bad = append(bad, p)
 			cause[p] = p

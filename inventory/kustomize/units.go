@@ -3,6 +3,7 @@ package kustomize
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/kubedra/kubedra/inventory"
 )
@@ -15,7 +16,7 @@ func (t *Tree) Roots() []*Kustomization {
 	}
 	var out []*Kustomization
 	for _, p := range t.order {
-		if k := t.Kustomizations[p]; k != nil && !k.Component && len(t.by[p]) == 0 {
+		if k := t.Kustomizations[p]; k != nil && !k.Component && !k.OffName && len(t.by[p]) == 0 {
 			out = append(out, k)
 		}
 	}
@@ -72,7 +73,10 @@ func (t *Tree) HeldDiagnostic(x inventory.Finding, by string) inventory.Diagnost
 		File: x.Origin.Path, Line: x.Line, Object: x.Object(), Container: x.Container, Resource: x.Resource, Field: x.FieldPath(),
 		Message: "left unchanged: " + by + " (or a kustomization sharing its bases) holds a patch kubedra cannot migrate (see above), and a base must be migrated the same way for every overlay",
 		Fix:     "rewrite that patch as a strategic-merge patch file, then migrate again"}
-	if t.Failed(by) {
+	if k := t.Kustomizations[filepath.Clean(by)]; k != nil && k.OffName {
+		d.Message = "left unchanged: " + by + " lists the file as a patch, and kustomize does not build that kustomization from its folder (it reads " + strings.Join(Names, ", ") + "): a patch cannot take new objects, and no unit of it can be proved"
+		d.Fix = "give that kustomization a folder of its own as kustomization.yaml, then migrate again"
+	} else if t.Failed(by) {
 		d.Message = "left unchanged: the unit " + filepath.Dir(by) + " (or a unit sharing its files) fails its proof (see above): migrated, it would not give its pods the devices they have"
 		d.Fix = "see the proof's problems above; docs/migrate.md#the-proof"
 	}
