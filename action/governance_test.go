@@ -256,10 +256,12 @@ spec:
 // that moves to claims is inadmissible until Kueue's Configuration maps
 // its class ("DeviceClass ... is not mapped in DRA configuration"). The
 // Configuration usually lives in the platform's repository, not the
-// team's: migrate says so once, at the first queued workload, with the
-// snippet; not when the input's Configuration maps the class, and not for
-// the extended-resource strategy (Kueue counts KEP-5004 pods by the
-// class's extendedResourceName).
+// team's. So by default such a workload is left as it is, each request
+// saying why with the snippet; it is migrated when the input's
+// Configuration maps the class, when the user states that the cluster's
+// Kueue maps the classes (KueueMapsClasses: then the snippet is an info,
+// once), and for the extended-resource strategy (Kueue counts KEP-5004
+// pods by the class's extendedResourceName).
 func TestGovernanceQueuedWithoutConfiguration(t *testing.T) {
 	t.Parallel()
 	job := func(name string) string {
@@ -290,15 +292,19 @@ data:
       - name: nvidia.com/gpu
         deviceClassNames: [gpu.nvidia.com]
 `
+	snippet := "  - name: nvidia.com/gpu\n    deviceClassNames: [gpu.nvidia.com]\n"
 	tests := []struct {
-		name     string
-		in       string
-		strategy plan.Strategy
-		want     int
+		name       string
+		in         string
+		strategy   plan.Strategy
+		mapsClass  bool
+		migrated   int
+		held, info int
 	}{
-		{name: "no configuration", in: job("a") + "---\n" + job("b"), strategy: plan.Claims, want: 1},
-		{name: "configuration maps the class", in: config + "---\n" + job("a"), strategy: plan.Claims, want: 0},
-		{name: "extended resource", in: job("a"), strategy: plan.ExtendedResource, want: 0},
+		{name: "no configuration", in: job("a") + "---\n" + job("b"), strategy: plan.Claims, held: 2},
+		{name: "configuration maps the class", in: config + "---\n" + job("a"), strategy: plan.Claims, migrated: 1},
+		{name: "the cluster's Kueue maps the classes", in: job("a") + "---\n" + job("b"), strategy: plan.Claims, mapsClass: true, migrated: 2, info: 1},
+		{name: "extended resource (the pods stay as they are: KEP-5004)", in: job("a"), strategy: plan.ExtendedResource},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -307,26 +313,42 @@ data:
 			if err := os.WriteFile(filepath.Join(dir, "jobs.yaml"), []byte(tt.in), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			var diff strings.Builder
 			res, err := action.Migrate(context.Background(), action.Input{Paths: []string{"."}, Dir: dir},
-				action.MigrateOptions{Plan: plan.Options{Strategy: tt.strategy, Target: rules.Version{Major: 1, Minor: 36}}, Output: emit.Diff, Out: &strings.Builder{}})
+				action.MigrateOptions{Plan: plan.Options{Strategy: tt.strategy, Target: rules.Version{Major: 1, Minor: 36}, KueueMapsClasses: tt.mapsClass},
+					Output: emit.Diff, Out: &diff})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var warns []inventory.Diagnostic
+			if res.Migrated != tt.migrated {
+				t.Errorf("migrated %d, want %d: %v", res.Migrated, tt.migrated, res.Diagnostics)
+			}
+			if tt.migrated == 0 && diff.Len() > 0 {
+				t.Errorf("queued workloads Kueue would not admit were changed:\n%s", diff.String())
+			}
+			var held, infos []inventory.Diagnostic
 			for _, d := range res.Diagnostics {
-				if d.Rule == plan.RuleGovKueueConfig {
-					warns = append(warns, d)
+				switch {
+				case d.Rule == plan.RuleKueueUnmapped && d.Severity == inventory.Warning:
+					held = append(held, d)
+				case d.Rule == plan.RuleGovKueueConfig && d.Severity == inventory.Info:
+					infos = append(infos, d)
+				case d.Rule == plan.RuleGovKueueConfig:
+					t.Errorf("a warning for workloads the run did not migrate, or was told are mapped: %v", d)
 				}
 			}
-			if len(warns) != tt.want {
-				t.Fatalf("want %d %s warnings, got %v", tt.want, plan.RuleGovKueueConfig, res.Diagnostics)
+			if len(held) != tt.held || len(infos) != tt.info {
+				t.Fatalf("%d %s warnings and %d %s infos, want %d and %d: %v", len(held), plan.RuleKueueUnmapped, len(infos), plan.RuleGovKueueConfig, tt.held, tt.info, res.Diagnostics)
 			}
-			if tt.want == 0 {
-				return
+			for _, w := range held {
+				if w.File != "jobs.yaml" || w.Line != 13 && w.Line != 27 || !strings.Contains(w.Message, "gpu.nvidia.com") || !strings.Contains(w.Fix, snippet) || !strings.Contains(w.Fix, "--kueue-maps-classes") {
+					t.Errorf("want each warning at its request, naming the class, with the snippet and the flag; got %s:%d %q %q", w.File, w.Line, w.Message, w.Fix)
+				}
 			}
-			w := warns[0]
-			if w.File != "jobs.yaml" || w.Line != 13 || !strings.Contains(w.Fix, "  - name: nvidia.com/gpu\n    deviceClassNames: [gpu.nvidia.com]\n") {
-				t.Errorf("want the warning at jobs.yaml:13 (the request) with the snippet, got %s:%d %q", w.File, w.Line, w.Fix)
+			for _, w := range infos {
+				if !strings.Contains(w.Fix, snippet) {
+					t.Errorf("the info does not hold the snippet: %q", w.Fix)
+				}
 			}
 		})
 	}

@@ -39,6 +39,9 @@ type Config struct {
 	Strategy string `json:"strategy,omitempty"`
 	// AllowLossy applies documented lossy mappings in migrate.
 	AllowLossy *bool `json:"allowLossy,omitempty"`
+	// KueueMapsClasses says the cluster's Kueue Configuration maps the
+	// DeviceClasses claims use (migrate --kueue-maps-classes).
+	KueueMapsClasses *bool `json:"kueueMapsClasses,omitempty"`
 	// Ignore opts findings out by file, kind, namespace, name or resource.
 	Ignore []plan.IgnoreRule `json:"ignore,omitempty"`
 
@@ -193,6 +196,11 @@ func (c *Config) Value(key string) ([]string, bool) {
 			return nil, false
 		}
 		return []string{fmt.Sprint(*c.AllowLossy)}, true
+	case "kueueMapsClasses":
+		if c.KueueMapsClasses == nil {
+			return nil, false
+		}
+		return []string{fmt.Sprint(*c.KueueMapsClasses)}, true
 	}
 	return nil, false
 }

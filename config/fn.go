@@ -25,6 +25,7 @@ type Fn struct {
 	AllowLossy        bool   `yaml:"allowLossy,omitempty"`
 	Share             bool   `yaml:"share,omitempty"`
 	KeepNodeSelectors bool   `yaml:"keepNodeSelectors,omitempty"`
+	KueueMapsClasses  bool   `yaml:"kueueMapsClasses,omitempty"`
 }
 
 // ParseFn decodes a functionConfig; mode is the default mode.
@@ -64,5 +65,5 @@ func ParseFn(fc *yaml.RNode, mode string) (Fn, error) {
 // PlanOptions are migrate mode's planning options for target.
 func (cfg Fn) PlanOptions(target rules.Version) plan.Options {
 	return plan.Options{Strategy: plan.Strategy(cmp.Or(cfg.Strategy, string(plan.Claims))), Target: target,
-		AllowLossy: cfg.AllowLossy, Share: cfg.Share, KeepNodeSelectors: cfg.KeepNodeSelectors}
+		AllowLossy: cfg.AllowLossy, Share: cfg.Share, KeepNodeSelectors: cfg.KeepNodeSelectors, KueueMapsClasses: cfg.KueueMapsClasses}
 }

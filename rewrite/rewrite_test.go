@@ -120,6 +120,8 @@ func options(t *testing.T, dir string) (plan.Options, func(plan.Options) action.
 			o.AllowLossy = true
 		case "keep-node-selectors":
 			o.KeepNodeSelectors = true
+		case "kueue-maps-classes":
+			o.KueueMapsClasses = true
 		case "share":
 			o.Share = true
 		case "consumable-shares":

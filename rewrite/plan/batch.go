@@ -111,22 +111,10 @@ func (p *Planner) LearnQueued(findings []inventory.Finding) {
 // Configuration, usually in another repository, maps them. KEP-5004 pods
 // need no mapping, and ClusterQueues in the input have their own warning.
 func (p *Planner) KueueUnmapped() *inventory.Diagnostic {
-	if len(p.queued) == 0 || p.queuedAt == nil || p.opts.Strategy == ExtendedResource {
+	if len(p.queued) == 0 || p.queuedAt == nil || p.opts.Strategy == ExtendedResource || !p.opts.KueueMapsClasses {
 		return nil
 	}
-	mapped := map[string]bool{}
-	for _, f := range p.govAll {
-		switch f.What {
-		case inventory.GovClusterQueue:
-			return nil
-		case inventory.GovKueueConfig:
-			for _, cs := range f.Mappings {
-				for _, c := range cs {
-					mapped[c] = true
-				}
-			}
-		}
-	}
+	mapped := p.kueueMapped()
 	var need []KueueMapping
 	var classes []string
 	for _, q := range p.queued {
@@ -150,10 +138,10 @@ func (p *Planner) KueueUnmapped() *inventory.Diagnostic {
 	slices.SortFunc(need, func(a, b KueueMapping) int { return strings.Compare(a.Name, b.Name) })
 	slices.Sort(classes)
 	f := p.queuedAt
-	return &inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleGovKueueConfig, File: f.Origin.Path, Line: f.Line,
+	return &inventory.Diagnostic{Severity: inventory.Info, Rule: RuleGovKueueConfig, File: f.Origin.Path, Line: f.Line,
 		Object:  &inventory.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name},
-		Message: "workloads in Kueue queues now claim devices of class " + strings.Join(classes, ", ") + ", and no Kueue Configuration in the input maps them: Kueue admits such a workload only when its Configuration has a deviceClassMappings entry for each class",
-		Fix:     "add to Kueue's Configuration (ConfigMap kueue-manager-config, controller_manager_config.yaml) and restart Kueue, or migrate with the Configuration among the inputs:\n" + KueueSnippet(need)}
+		Message: "workloads in Kueue queues now claim devices of class " + strings.Join(classes, ", ") + ", which --kueue-maps-classes says the cluster's Kueue Configuration maps: Kueue admits such a workload only when its Configuration has a deviceClassMappings entry for each class",
+		Fix:     "check that Kueue's Configuration (ConfigMap kueue-manager-config, controller_manager_config.yaml) has:\n" + KueueSnippet(need)}
 }
 
 // AllItems are the Items of everything detection found (scan, check): the

@@ -26,6 +26,11 @@ type Options struct {
 	ConsumableShares bool
 	// KeepNodeSelectors keeps the device-label hints that became selectors.
 	KeepNodeSelectors bool
+	// KueueMapsClasses states that the cluster's Kueue Configuration maps
+	// the DeviceClasses claims use (deviceClassMappings), so that workloads
+	// in Kueue queues move to claims even when no Configuration among the
+	// inputs maps their classes (else they are left as they are).
+	KueueMapsClasses bool
 	// Force allows the extended-resource strategy on targets where the
 	// DRAExtendedResource gate is off by default.
 	Force bool
@@ -338,6 +343,9 @@ func (b *builder) doc(d *doc) {
 	}
 	if strategy == ExtendedResource {
 		b.extended(active)
+		return
+	}
+	if active = b.kueueAdmitted(active); len(active) == 0 {
 		return
 	}
 	if b.opts.Strategy == ExtendedResource {

@@ -29,6 +29,9 @@ const (
 	RuleRayNumGPUs = "migrate/ray-num-gpus"
 	// RuleKueue: a claim shape Kueue cannot admit, in a Kueue queue.
 	RuleKueue = "migrate/kueue-inadmissible"
+	// RuleKueueUnmapped: a workload in a Kueue queue left as it is, since
+	// no Kueue Configuration known maps the classes its claims would use.
+	RuleKueueUnmapped = "migrate/kueue-unmapped"
 	// RuleKarpenter: a pod on Karpenter-provisioned nodes that no longer
 	// triggers provisioning.
 	RuleKarpenter = "migrate/karpenter-provisioning"
@@ -237,15 +240,98 @@ func (b *builder) rayAccelerator(dp *DocPlan, pd *pod) {
 		fmt.Sprintf("set %s.rayStartParams.resources: %s: KubeRay derives Ray's %s resource from the %s limit of the Ray container, which is now a claim; without it Ray tasks that ask for %s are never placed", wl.Group, value, rayAccelerators[f.Resource], f.Resource, rayAccelerators[f.Resource]), "")
 }
 
+// kueueQueue is the Kueue LocalQueue a workload is in, or "".
+func kueueQueue(wl *inventory.Workload) string {
+	if wl == nil {
+		return ""
+	}
+	return or(wl.Labels[KueueQueueLabel], wl.Annotations[KueueQueueLabel])
+}
+
+// kueueAdmitted drops from active the pods in a Kueue queue when no Kueue
+// Configuration is among the inputs: Kueue would not admit their Workloads
+// once they claim devices of a class its Configuration does not map
+// ("DeviceClass ... is not mapped in DRA configuration", peers.md §1.4),
+// so they are left as they are, each request said so with the snippet,
+// unless Options say that the cluster's Kueue maps the classes
+// (KueueMapsClasses). A Configuration in the input gets the mappings the
+// run needs (Governance).
+func (b *builder) kueueAdmitted(active []*pod) []*pod {
+	if b.opts.KueueMapsClasses || b.kueueConfigured() {
+		return active
+	}
+	return slices.DeleteFunc(active, func(pd *pod) bool {
+		queue := kueueQueue(pd.findings[0].Workload)
+		if queue == "" {
+			return false
+		}
+		var need []KueueMapping
+		var missing []string
+		for i, f := range pd.findings {
+			dec := decision(pd.res, i)
+			if dec.Claim < 0 || dec.Claim >= len(pd.res.Claims) {
+				continue
+			}
+			for _, c := range claimClasses(pd.res.Claims[dec.Claim]) {
+				if !slices.Contains(missing, c) {
+					missing = append(missing, c)
+					need = append(need, KueueMapping{Name: f.Resource, Classes: []string{c}})
+				}
+			}
+		}
+		if len(missing) == 0 {
+			return false
+		}
+		for _, f := range pd.findings {
+			b.diag(inventory.Warning, RuleKueueUnmapped, f,
+				fmt.Sprintf("left unchanged: the workload is in Kueue queue %q, and no Kueue Configuration is among the inputs to map DeviceClass %s: Kueue would not admit it once it claims devices", queue, strings.Join(missing, ", ")),
+				"add these deviceClassMappings to Kueue's Configuration (ConfigMap kueue-manager-config, controller_manager_config.yaml), restart Kueue, and migrate with the Configuration among the inputs; or, when the cluster's Kueue maps them already, pass --kueue-maps-classes (.kubedra.yaml kueueMapsClasses: true):\n"+KueueSnippet(need))
+		}
+		return true
+	})
+}
+
+// kueueConfigured reports whether the Planner learnt of a Kueue
+// Configuration.
+func (p *Planner) kueueConfigured() bool {
+	return slices.ContainsFunc(p.govAll, func(f inventory.GovFinding) bool { return f.What == inventory.GovKueueConfig })
+}
+
+// kueueMapped are the DeviceClasses the Kueue Configurations the Planner
+// learnt of map.
+func (p *Planner) kueueMapped() map[string]bool {
+	mapped := map[string]bool{}
+	for _, f := range p.govAll {
+		if f.What == inventory.GovKueueConfig {
+			for _, cs := range f.Mappings {
+				for _, c := range cs {
+					mapped[c] = true
+				}
+			}
+		}
+	}
+	return mapped
+}
+
+// claimClasses are the DeviceClasses a claim's requests name.
+func claimClasses(c rules.Claim) []string {
+	var out []string
+	for _, r := range c.Spec.Devices.Requests {
+		if r.Exactly != nil && r.Exactly.DeviceClassName != "" {
+			out = append(out, r.Exactly.DeviceClassName)
+		}
+		for _, s := range r.FirstAvailable {
+			out = append(out, s.DeviceClassName)
+		}
+	}
+	return out
+}
+
 // kueue warns when a pod in a Kueue queue gets a claim Kueue cannot admit
 // (peers.md §1.4: Kueue's DRA limitations, kubernetes-sigs/kueue v0.19).
 func (b *builder) kueue(pd *pod) {
 	f0 := pd.findings[0]
-	wl := f0.Workload
-	if wl == nil {
-		return
-	}
-	queue := or(wl.Labels[KueueQueueLabel], wl.Annotations[KueueQueueLabel])
+	queue := kueueQueue(f0.Workload)
 	if queue == "" {
 		return
 	}

@@ -158,9 +158,43 @@ func TestRayAccelerators(t *testing.T) {
 	}
 }
 
+// TestKueueUnmappedLeftAlone: with no Kueue Configuration among the
+// inputs and nothing saying the cluster's maps the classes, a queued
+// workload is left as it is (no plan), each request said why; the same
+// workload outside Kueue is migrated.
+func TestKueueUnmappedLeftAlone(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		wl   *inventory.Workload
+		opts func(*plan.Options)
+		held bool
+	}{
+		{name: "queued (label)", wl: &inventory.Workload{Labels: map[string]string{plan.KueueQueueLabel: "q"}}, held: true},
+		{name: "queued (annotation)", wl: &inventory.Workload{Annotations: map[string]string{plan.KueueQueueLabel: "q"}}, held: true},
+		{name: "queued, the cluster maps the classes", wl: &inventory.Workload{Labels: map[string]string{plan.KueueQueueLabel: "q"}}, opts: func(o *plan.Options) { o.KueueMapsClasses = true }},
+		{name: "not queued", wl: &inventory.Workload{}},
+	} {
+		opts := realOpts(plan.Claims, 34)
+		if tt.opts != nil {
+			tt.opts(&opts)
+		}
+		f := fw("batch/v1", "Job", "t", "spec.template.spec", "c", "nvidia.com/gpu", "1", tt.wl)
+		p, err := plan.Build([]inventory.Finding{f}, rules.Default(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := slices.Contains(rulesOf(p), plan.RuleKueueUnmapped)
+		if held != tt.held || held != (len(p.Files) == 0) {
+			t.Errorf("%s: held %v with %d file plans, want held %v (%v)", tt.name, held, len(p.Files), tt.held, p.Diagnostics)
+		}
+	}
+}
+
 // TestKueueAndKarpenter: claim shapes Kueue cannot admit are flagged in a
 // Kueue queue only; pods on Karpenter nodes are told that provisioning
-// ignores their claims.
+// ignores their claims. (The cluster's Kueue is said to map the classes:
+// TestKueueUnmappedLeftAlone is the case where nothing says so.)
 func TestKueueAndKarpenter(t *testing.T) {
 	t.Parallel()
 	queued := &inventory.Workload{Labels: map[string]string{plan.KueueQueueLabel: "team-a"}}
@@ -183,7 +217,9 @@ func TestKueueAndKarpenter(t *testing.T) {
 		{name: "Karpenter instance label", findings: []inventory.Finding{fw("apps/v1", "Deployment", "d", "spec.template.spec", "c", "nvidia.com/gpu", "1",
 			&inventory.Workload{NodeLabels: map[string][]string{"karpenter.k8s.aws/instance-gpu-name": {"l4"}}})}, want: []string{plan.RuleKarpenter}},
 	} {
-		p, err := plan.Build(tt.findings, rules.Default(), realOpts(plan.Claims, 34))
+		opts := realOpts(plan.Claims, 34)
+		opts.KueueMapsClasses = true
+		p, err := plan.Build(tt.findings, rules.Default(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

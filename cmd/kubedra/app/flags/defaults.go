@@ -20,6 +20,7 @@ var configKeys = []struct{ key, flag string }{
 	{"target", "target-version"},
 	{"strategy", "strategy"},
 	{"allowLossy", "allow-lossy"},
+	{"kueueMapsClasses", "kueue-maps-classes"},
 }
 
 // envChecks validate environment values of flags whose values are checked

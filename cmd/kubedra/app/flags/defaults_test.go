@@ -15,18 +15,18 @@ import (
 func TestApplyDefaultsPrecedence(t *testing.T) {
 	t.Parallel()
 	tru := true
-	cfg := &config.Config{Path: "/repo/.kubedra.yaml", FailOn: "lossy", Target: "1.33", Rules: []string{"r.yaml", "/abs/s.yaml"}, AllowLossy: &tru}
+	cfg := &config.Config{Path: "/repo/.kubedra.yaml", FailOn: "lossy", Target: "1.33", Rules: []string{"r.yaml", "/abs/s.yaml"}, AllowLossy: &tru, KueueMapsClasses: &tru}
 	tests := []struct {
 		name string
 		args []string
 		env  map[string]string
 		want map[string]string
 	}{
-		{name: "file only", want: map[string]string{"fail-on": "lossy", "target-version": "1.33", "rules": "[/repo/r.yaml,/abs/s.yaml]", "allow-lossy": "true", "output": "table"}},
+		{name: "file only", want: map[string]string{"fail-on": "lossy", "target-version": "1.33", "rules": "[/repo/r.yaml,/abs/s.yaml]", "allow-lossy": "true", "kueue-maps-classes": "true", "output": "table"}},
 		{name: "env beats file", env: map[string]string{"KUBEDRA_FAIL_ON": "unmapped", "KUBEDRA_RULES": "a.yaml, b.yaml", "KUBEDRA_OUTPUT": "sarif"},
-			want: map[string]string{"fail-on": "unmapped", "target-version": "1.33", "rules": "[a.yaml,b.yaml]", "allow-lossy": "true", "output": "sarif"}},
+			want: map[string]string{"fail-on": "unmapped", "target-version": "1.33", "rules": "[a.yaml,b.yaml]", "allow-lossy": "true", "kueue-maps-classes": "true", "output": "sarif"}},
 		{name: "flag beats env", args: []string{"--fail-on=any", "--rules=c.yaml"}, env: map[string]string{"KUBEDRA_FAIL_ON": "unmapped", "KUBEDRA_RULES": "a.yaml"},
-			want: map[string]string{"fail-on": "any", "target-version": "1.33", "rules": "[c.yaml]", "allow-lossy": "true", "output": "table"}},
+			want: map[string]string{"fail-on": "any", "target-version": "1.33", "rules": "[c.yaml]", "allow-lossy": "true", "kueue-maps-classes": "true", "output": "table"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,6 +36,7 @@ func TestApplyDefaultsPrecedence(t *testing.T) {
 			fs.String("target-version", "1.34", "")
 			fs.StringArray("rules", nil, "")
 			fs.Bool("allow-lossy", false, "")
+			fs.Bool("kueue-maps-classes", false, "")
 			fs.StringP("output", "o", "table", "")
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatal(err)
