@@ -162,6 +162,10 @@ func compareContainer(b, a Container, pod Pod, classes Classes) []string {
 		see(family(r))
 	}
 	for _, d := range added {
+		if d.Invalid != "" {
+			msgs = append(msgs, fmt.Sprintf("claim %s: %s", d.Claim, d.Invalid))
+			continue
+		}
 		if d.All {
 			msgs = append(msgs, fmt.Sprintf("claim %s asks for every %s device", d.Claim, d.Class))
 		}

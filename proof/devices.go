@@ -59,6 +59,9 @@ type Device struct {
 	Capacity     []string
 	Constraints  []string
 	Alternatives int
+	// Invalid says why the API server would reject the request ("": it
+	// would not).
+	Invalid string
 }
 
 // String is the device as a message says it.
@@ -202,12 +205,13 @@ func resolve(name, request string, pc *yaml.Node, claims map[string]*yaml.Node, 
 	for _, c := range seq(field(devices, "constraints")) {
 		constraints = append(constraints, strings.Join(scalars(field(c, "requests")), ",")+"="+scalar(field(c, "matchAttribute")))
 	}
+	v1 := scalar(field(n, "apiVersion")) == "resource.k8s.io/v1"
 	var out []Device
 	for _, r := range seq(field(devices, "requests")) {
 		if request != "" && scalar(field(r, "name")) != request {
 			continue
 		}
-		d := device(r)
+		d := device(r, v1)
 		d.Claim, d.Shared, d.Constraints = name, shared, constraints
 		out = append(out, d)
 	}
@@ -215,14 +219,17 @@ func resolve(name, request string, pc *yaml.Node, claims map[string]*yaml.Node, 
 }
 
 // device reads one request, as resource.k8s.io/v1 (exactly,
-// firstAvailable) or v1beta1 (the fields at the top) writes it.
-func device(r *yaml.Node) Device {
+// firstAvailable) or v1beta1 (the fields at the top) writes it; v1 says
+// the object is resource.k8s.io/v1, which has no fields at the top.
+func device(r *yaml.Node, v1 bool) Device {
 	var d Device
 	src := r
 	if ex := field(r, "exactly"); ex != nil {
 		src = ex
 	} else if fa := seq(field(r, "firstAvailable")); len(fa) > 0 {
 		src, d.Alternatives = fa[0], len(fa)-1
+	} else if v1 {
+		d.Invalid = "request " + scalar(field(r, "name")) + " has neither exactly nor firstAvailable, which resource.k8s.io/v1 needs (deviceClassName at the request's top is v1beta1's shape: the API server rejects it)"
 	}
 	d.Class = scalar(field(src, "deviceClassName"))
 	d.Count = 1

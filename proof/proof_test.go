@@ -132,6 +132,11 @@ func TestProofFailures(t *testing.T) {
 		{"class of another family", strings.Replace(migrated, "gpu.nvidia.com", "neuron.aws.com", 1), "after: no device"},
 		{"all", strings.Replace(migrated, "count: 4", "allocationMode: All", 1), "asks for every gpu.nvidia.com device"},
 		{"no longer builds", migrated + "---\nnot: [valid\n", "the unit no longer builds"},
+		// v1beta1's request shape (deviceClassName at the request's top)
+		// under resource.k8s.io/v1, which rejects it (ollama's chart
+		// renders this on 1.34+).
+		{"v1beta1 shape in v1", strings.Replace(migrated, "        exactly:\n          deviceClassName: gpu.nvidia.com\n          count: 4\n", "        deviceClassName: gpu.nvidia.com\n        count: 4\n", 1),
+			"claim gpu: request gpu has neither exactly nor firstAvailable, which resource.k8s.io/v1 needs"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			wantFailed(t, prove(t, tree, map[string]string{"u/deploy.yaml": tt.after}, "u"), tt.want)
