@@ -618,3 +618,56 @@ func TestLooseValuesFileIsOneThing(t *testing.T) {
 		t.Errorf("migrate changed %d files, migrated %d workloads: want nothing", mr.Changed, mr.Migrated)
 	}
 }
+
+// TestChartOwnDRAValues: a chart whose values offer DRA themselves
+// (ollama's ollama.gpu.draEnabled) is told which value to set, when the
+// chart rendered with it gives every pod its devices through claims: at
+// 1.33 (its ResourceClaimTemplate is then resource.k8s.io/v1beta1) and at
+// 1.34 (v1), and migrate writes the values file that sets it. On AMD GPUs
+// the switch alone would claim a gpu.nvidia.com device: it is named with
+// why it does not fit (the chart's draDriverClass must change too), and
+// the chart gets the post-renderer.
+func TestChartOwnDRAValues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		target   rules.Version
+		set      []string
+		strategy plan.ChartStrategy
+		why      string
+	}{
+		{"1.33", rules.Version{Major: 1, Minor: 33}, nil, plan.ChartValuesFile, "the chart's own DRA values: ollama.gpu.draEnabled=true moves the requests to claims"},
+		{"1.34", rules.Version{Major: 1, Minor: 34}, nil, plan.ChartValuesFile, "the chart's own DRA values: ollama.gpu.draEnabled=true moves the requests to claims"},
+		{"amd", rules.Version{Major: 1, Minor: 34}, []string{"ollama.gpu.type=amd"}, plan.ChartPostRenderer,
+			"ollama.gpu.draEnabled=true: a pod would not get the devices it has: Deployment/default/release-name-ollama container ollama: before: amd.com/gpu: 1; after: no device"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			testfs.Copy(t, filepath.Join("..", "testdata", "helm", "ollama"), filepath.Join(dir, "ollama"))
+			in := action.Input{Paths: []string{"ollama"}, Dir: dir, Charts: action.ChartValues{Set: append([]string{"ollama.gpu.enabled=true"}, tc.set...)}}
+			res := scanCharts(t, in, tc.target)
+			if len(res.Report.Charts) != 1 {
+				t.Fatalf("charts %+v", res.Report.Charts)
+			}
+			c := res.Report.Charts[0]
+			if c.Strategy != tc.strategy || !strings.Contains(c.Why, tc.why) {
+				t.Fatalf("%s because %q, want %s because ...%q", c.Strategy, c.Why, tc.strategy, tc.why)
+			}
+			if c.Strategy != plan.ChartValuesFile {
+				return
+			}
+			if !slices.Equal(c.Sets, []string{"ollama.gpu.draEnabled=true"}) || !strings.Contains(c.Why, "ollama.gpu.draDriverClass=gpu.nvidia.com") {
+				t.Errorf("sets %v, why %q: want the switch, and its sibling values named", c.Sets, c.Why)
+			}
+			migrate(t, in, emit.Write, plan.Options{Target: tc.target})
+			data, err := os.ReadFile(filepath.Join(dir, "ollama", chart.ValuesFileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), "ollama:\n  gpu:\n    draEnabled: true\n") {
+				t.Errorf("the values file does not set the switch:\n%s", data)
+			}
+		})
+	}
+}

@@ -40,6 +40,9 @@ type ChartChoice struct {
 	// ValuesFile is the values file of the values-file strategy (beside
 	// Chart.yaml), which migrate writes.
 	ValuesFile string `json:"valuesFile,omitempty"`
+	// Sets are the chart's own DRA values the values file sets
+	// (ollama.gpu.draEnabled=true), when the chart offers DRA itself.
+	Sets []string `json:"sets,omitempty"`
 	// RenderedWith is the values file migrate wrote (values-file strategy)
 	// that scan and check rendered the chart with, after the user's values,
 	// as the chart is installed; "" when there is none.

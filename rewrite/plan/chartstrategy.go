@@ -88,7 +88,9 @@ type chartChooser struct {
 // choose picks the chart's strategy: (c) the extended-resource strategy
 // when the target serves every request unchanged, else (a) a values file
 // when the chart's values can move the requests to claims (proved by
-// rendering with it), else (b) the post-renderer.
+// rendering with it): the chart's own DRA switch when it has one that
+// fits, else claims and extra objects of kubedra's; else (b) the
+// post-renderer.
 func (c *chartChooser) choose(ctx context.Context) {
 	ch := &c.choice
 	if len(c.in.Traced) == 0 {
@@ -107,7 +109,13 @@ func (c *chartChooser) choose(ctx context.Context) {
 	} else {
 		why = append(why, "extended-resource: not considered with --strategy claims (auto considers it)")
 	}
-	values, reason := c.valuesFile(ctx)
+	values, reason := c.ownDRA(ctx)
+	if values == nil {
+		if reason != "" {
+			why = append(why, reason)
+		}
+		values, reason = c.valuesFile(ctx)
+	}
 	if values != nil {
 		ch.Strategy, ch.ValuesFile = ChartValuesFile, filepath.Join(c.in.Path, chartvalues.FileName)
 		ch.Why = reason
