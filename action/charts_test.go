@@ -671,3 +671,41 @@ func TestChartOwnDRAValues(t *testing.T) {
 		})
 	}
 }
+
+// TestChartNamespace: a chart that refuses the default namespace renders
+// with the namespace the user gives (--namespace, as helm template), its
+// objects and their claims in it, and the command kubedra prints passes it.
+func TestChartNamespace(t *testing.T) {
+	t.Parallel()
+	dir := testfs.Tree(t, map[string]string{
+		"app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+		"app/templates/deploy.yaml": `{{- if eq .Release.Namespace "default" }}{{ fail "install app into a namespace of its own" }}{{ end -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  namespace: {{ .Release.Namespace }}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: c
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+`,
+	})
+	res := scanCharts(t, action.Input{Paths: []string{"app"}, Dir: dir}, rules.DefaultTarget)
+	if c := res.Report.Charts; len(c) != 1 || c[0].Strategy != plan.ChartNotRendered || !strings.Contains(c[0].Why, "install app into a namespace of its own") {
+		t.Fatalf("without a namespace: %+v, want the chart's own refusal", c)
+	}
+	res = scanCharts(t, action.Input{Paths: []string{"app"}, Dir: dir, Charts: action.ChartValues{Namespace: "ml"}}, rules.DefaultTarget)
+	c := res.Report.Charts
+	if len(c) != 1 || c[0].Findings != 1 || !strings.Contains(c[0].Command, "--namespace ml") {
+		t.Fatalf("with --namespace ml: %+v, want the request found and the namespace in the command", c)
+	}
+	if got := res.Report.Findings; len(got) != 1 || got[0].Finding.Namespace != "ml" {
+		t.Errorf("items %+v, want the Deployment in ml", got)
+	}
+}

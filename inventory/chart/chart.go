@@ -53,9 +53,11 @@ type Options struct {
 }
 
 // Flags are the values a chart renders with, as helm template takes
-// them: --values, --set, --set-string, --set-file and --set-json.
+// them: --values, --set, --set-string, --set-file and --set-json, and the
+// namespace of the release (--namespace; "" is Namespace).
 type Flags struct {
 	Values, Set, SetString, SetFile, SetJSON []string
+	Namespace                                string
 }
 
 // Args are the flags as helm template's arguments, quoted for a shell.
@@ -71,6 +73,9 @@ func (v Flags) Args() []string {
 	add("--set-string", v.SetString)
 	add("--set-file", v.SetFile)
 	add("--set-json", v.SetJSON)
+	if v.Namespace != "" {
+		out = append(out, "--namespace "+values.ShellQuote(v.Namespace))
+	}
 	return out
 }
 
@@ -329,7 +334,7 @@ func (c *Chart) Render(ctx context.Context, vals map[string]any) ([]File, error)
 	if c.kube != nil {
 		caps.KubeVersion = *c.kube
 	}
-	options := chartutil.ReleaseOptions{Name: ReleaseName, Namespace: Namespace, Revision: 1, IsInstall: true}
+	options := chartutil.ReleaseOptions{Name: ReleaseName, Namespace: or(c.opts.Namespace, Namespace), Revision: 1, IsInstall: true}
 	top, err := chartutil.ToRenderValuesWithSchemaValidation(c.chart, vals, options, caps, false)
 	if err != nil {
 		return nil, c.locate(err)

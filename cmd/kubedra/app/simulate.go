@@ -65,6 +65,9 @@ func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra
 			if err := opts.Setup(cmd, args, "name manifest files or folders (or - for stdin)"); err != nil {
 				return err
 			}
+			if ns := opts.Cluster.ConfigFlags.Namespace; ns != nil {
+				opts.Charts.Namespace = *ns
+			}
 			if opts.Nodes != "" && (opts.FromDump != "" || cmd.Flags().Changed("context") || cmd.Flags().Changed("kubeconfig")) {
 				return flags.Errorf("--nodes and a cluster (--from-dump, --context, --kubeconfig) cannot be used together")
 			}
@@ -77,9 +80,10 @@ func NewCmdSimulate(streams IOStreams, runF func(*SimulateOptions) error) *cobra
 			return runOr(cmd, opts, runF, simulateRun)
 		},
 	}
-	opts.Inputs.Bind(cmd, "simulate", "table", "print nothing on stderr")
 	f := cmd.Flags()
+	// The cluster's -n/--namespace first: it is the charts' namespace too.
 	opts.Cluster.Bind(f, "read the nodes from a dump `FILE` (kubedra audit --dump, kubectl get -o yaml) instead of a cluster")
+	opts.Inputs.Bind(cmd, "simulate", "table", "print nothing on stderr")
 	f.StringVar(&opts.Nodes, "nodes", "", "NodeInventory `FILE` describing the node pools (instead of a cluster)")
 	f.StringArrayVar(&opts.After, "after", nil, "migrated manifests `DIR` (or file, repeatable) instead of migrating in memory")
 	f.BoolVar(&opts.ListShapes, "list-shapes", false, "list the built-in node shapes and exit")

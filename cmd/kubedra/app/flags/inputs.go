@@ -55,6 +55,11 @@ func (o *Inputs) Bind(cmd *cobra.Command, verb, what, quiet string) {
 	f.StringArrayVar(&o.Charts.SetString, "set-string", nil, "Helm string value KEY=VALUE for the charts (repeatable)")
 	f.StringArrayVar(&o.Charts.SetFile, "set-file", nil, "Helm value KEY=PATH read from a file for the charts (repeatable)")
 	f.StringArrayVar(&o.Charts.SetJSON, "set-json", nil, "Helm JSON value KEY=JSON for the charts (repeatable)")
+	// A command that reads a cluster has -n/--namespace already (its
+	// scope); it passes that on to the charts (ChartNamespace).
+	if f.Lookup("namespace") == nil {
+		f.StringVarP(&o.Charts.Namespace, "namespace", "n", "", `namespace the charts among the inputs render in (.Release.Namespace; as helm template --namespace; default "default")`)
+	}
 	_ = cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{report.ColorAuto, report.ColorAlways, report.ColorNever}, cobra.ShellCompDirectiveNoFileComp))
 }
 
