@@ -139,11 +139,15 @@ func compareContainer(b, a Container, pod Pod, classes Classes) []string {
 	}
 	for _, u := range a.Unresolved {
 		if !slices.Contains(b.Unresolved, u) {
-			msgs = append(msgs, fmt.Sprintf("claim %s names no ResourceClaimTemplate or ResourceClaim in the render in namespace %q", u, pod.Object.Namespace))
+			name, ns, ok := strings.Cut(u, "@")
+			if !ok {
+				ns = pod.Object.Namespace
+			}
+			msgs = append(msgs, fmt.Sprintf("claim %s names no ResourceClaimTemplate or ResourceClaim in the render in namespace %q", name, ns))
 		}
 	}
-	if pod.ClusterScoped && len(added) > 0 {
-		msgs = append(msgs, "a cluster-scoped template: its pods run in the namespaces of what uses it, where its claim templates do not exist")
+	if pod.ClusterScoped && len(pod.Users) == 0 && len(added) > 0 {
+		msgs = append(msgs, "a cluster-scoped template: its pods run in the namespaces of what uses it (nothing in the render does), where its claim templates do not exist")
 	}
 	// Per family: what was asked before must be asked after, once.
 	want, left, got := map[string]int64{}, map[string]int64{}, map[string]int64{}

@@ -22,7 +22,11 @@ type Pod struct {
 	// ClusterServingRuntime): its pods run in the namespaces of whatever
 	// uses it, so a claim template it names is in none of them.
 	ClusterScoped bool
-	Containers    []Container
+	// Users are the namespaces of the render's objects that use a
+	// cluster-scoped template (InferenceServices naming the runtime,
+	// TrainJobs whose runtimeRef names it): its claims must resolve in each.
+	Users      []string
+	Containers []Container
 }
 
 // Key identifies the pod template across two renders.
@@ -87,22 +91,79 @@ var clusterScoped = map[string]bool{"ClusterServingRuntime": true, "ClusterTrain
 // it gets.
 func Pods(objs []*yaml.RNode) []Pod {
 	claims := index(objs)
+	users := runtimeUsers(objs)
 	var out []Pod
 	for _, o := range objs {
 		ref := inventory.ObjectRef{APIVersion: o.GetApiVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
 		walk(o.YNode(), "", func(spec *yaml.Node, path string) {
 			p := Pod{Object: ref, Path: path, ClusterScoped: clusterScoped[ref.Kind]}
+			namespaces := []string{ref.Namespace}
+			if p.ClusterScoped {
+				p.Users = users[ref.Kind+"/"+ref.Name]
+				if len(p.Users) > 0 {
+					namespaces = p.Users
+				}
+			}
 			podClaims := map[string]*yaml.Node{}
 			for _, c := range seq(field(spec, "resourceClaims")) {
 				podClaims[scalar(field(c, "name"))] = c
 			}
 			for _, list := range []string{"initContainers", "containers"} {
 				for _, c := range seq(field(spec, list)) {
-					p.Containers = append(p.Containers, container(c, podClaims, claims, ref.Namespace))
+					ctr := container(c, podClaims, claims, namespaces[0])
+					// In every other namespace its pods run in, the same
+					// claims must resolve: "claim@namespace" when not.
+					for _, ns := range namespaces[1:] {
+						for _, u := range container(c, podClaims, claims, ns).Unresolved {
+							ctr.Unresolved = append(ctr.Unresolved, u+"@"+ns)
+						}
+					}
+					if p.ClusterScoped && len(p.Users) > 0 {
+						for i, u := range ctr.Unresolved {
+							if !strings.Contains(u, "@") {
+								ctr.Unresolved[i] = u + "@" + namespaces[0]
+							}
+						}
+					}
+					p.Containers = append(p.Containers, ctr)
 				}
 			}
 			out = append(out, p)
 		})
+	}
+	return out
+}
+
+// runtimeUsers are, per cluster-scoped runtime ("Kind/name"), the
+// namespaces of the render's objects that run pods from it, sorted: KServe
+// InferenceServices whose predictor's model names the runtime (KServe
+// prefers a namespaced ServingRuntime of that name, which a namespaced
+// claim template serves as well), and Kubeflow TrainJobs whose runtimeRef
+// names a ClusterTrainingRuntime (its default kind).
+func runtimeUsers(objs []*yaml.RNode) map[string][]string {
+	out := map[string][]string{}
+	add := func(key, ns string) {
+		if !slices.Contains(out[key], ns) {
+			out[key] = append(out[key], ns)
+			slices.Sort(out[key])
+		}
+	}
+	for _, o := range objs {
+		group, _, _ := strings.Cut(o.GetApiVersion(), "/")
+		spec := field(o.YNode(), "spec")
+		switch {
+		case group == "serving.kserve.io" && o.GetKind() == "InferenceService":
+			if rt := scalar(field(field(field(spec, "predictor"), "model"), "runtime")); rt != "" {
+				add("ClusterServingRuntime/"+rt, o.GetNamespace())
+			}
+		case group == "trainer.kubeflow.org" && o.GetKind() == "TrainJob":
+			ref := field(spec, "runtimeRef")
+			if kind := scalar(field(ref, "kind")); kind == "" || kind == "ClusterTrainingRuntime" {
+				if name := scalar(field(ref, "name")); name != "" {
+					add("ClusterTrainingRuntime/"+name, o.GetNamespace())
+				}
+			}
+		}
 	}
 	return out
 }

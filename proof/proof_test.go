@@ -163,6 +163,21 @@ func TestProofOthers(t *testing.T) {
 	runtimeAfter := strings.NewReplacer("apps/v1", "serving.kserve.io/v1alpha1", "Deployment", "ClusterServingRuntime", ", namespace: ml}", "}").Replace(migrated)
 	tree = map[string]string{"u/kustomization.yaml": "resources: [rt.yaml]\n", "u/rt.yaml": runtime}
 	wantFailed(t, prove(t, tree, map[string]string{"u/rt.yaml": runtimeAfter}, "u"), "cluster-scoped")
+	// With the InferenceServices that use it in the render, the runtime's
+	// claims must resolve in each of their namespaces.
+	isvc := func(ns string) string {
+		return "---\napiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: m, namespace: " + ns + "}\nspec:\n  predictor:\n    model:\n      runtime: vllm\n      modelFormat: {name: hf}\n"
+	}
+	template := func(ns string) string {
+		return "---\n" + strings.Replace(migrated[strings.Index(migrated, "apiVersion: resource.k8s.io/v1"):], "namespace: ml", "namespace: "+ns, 1)
+	}
+	runtimeOnly := runtimeAfter[:strings.Index(runtimeAfter, "---\n")]
+	tree = map[string]string{"u/kustomization.yaml": "resources: [rt.yaml]\n", "u/rt.yaml": runtime + isvc("a") + isvc("b")}
+	if r := prove(t, tree, map[string]string{"u/rt.yaml": runtimeOnly + isvc("a") + isvc("b") + template("a") + template("b")}, "u"); r.Status != proof.Proved {
+		t.Errorf("a cluster-scoped runtime with a template in each of its users' namespaces: %+v", r)
+	}
+	wantFailed(t, prove(t, tree, map[string]string{"u/rt.yaml": runtimeOnly + isvc("a") + isvc("b") + template("a")}, "u"),
+		`claim gpu names no ResourceClaimTemplate or ResourceClaim in the render in namespace "b"`)
 
 	tree = map[string]string{"u/kustomization.yaml": "resources: [missing.yaml]\n"}
 	if r := prove(t, tree, nil, "u"); r.Status != proof.NotRendered || r.Error == "" {
