@@ -19,6 +19,8 @@ type Result struct {
 	// documents, Classes the DeviceClasses.
 	Claims  []inventory.ObjectRef
 	Classes []*inventory.Document
+	// Uses are the objects that run pods from a cluster-scoped runtime.
+	Uses []RuntimeUse
 }
 
 // All runs every detection over docs, in order: the one call each source
@@ -48,6 +50,7 @@ func (r *Result) Document(d *inventory.Document, opts Options) {
 	case "DeviceClass":
 		r.Classes = append(r.Classes, d)
 	}
+	r.Uses = append(r.Uses, RuntimeUses(d)...)
 	found := Document(d, opts)
 	r.Findings = append(r.Findings, found...)
 	r.DRA = append(r.DRA, DRA(d, opts)...)
@@ -65,6 +68,7 @@ func (r *Result) Add(o Result) {
 	r.Gov = append(r.Gov, o.Gov...)
 	r.Claims = append(r.Claims, o.Claims...)
 	r.Classes = append(r.Classes, o.Classes...)
+	r.Uses = append(r.Uses, o.Uses...)
 }
 
 // Len is the number of findings of every kind.
@@ -77,9 +81,10 @@ func May(doc []byte) bool { return MayRequest(doc) || MayDRA(doc) || MayGovern(d
 // MayConcernOthers reports whether a document's text may be something
 // that the plans of other files depend on: a ResourceClaim or
 // ResourceClaimTemplate (whose name a new object must not take), classic
-// DRA parameters (which a claim in another file refers to), or a Kueue
+// DRA parameters (which a claim in another file refers to), a Kueue
 // object (a Configuration must map what ClusterQueues and queued workloads
-// anywhere ask for). Migrate's first pass parses only those.
+// anywhere ask for), or a user of a cluster-scoped runtime (whose claim
+// templates go into its users' namespaces). Migrate's first pass parses only those.
 func MayConcernOthers(doc []byte) bool {
 	for _, m := range concernMarkers {
 		if bytes.Contains(doc, m) {
@@ -92,7 +97,7 @@ func MayConcernOthers(doc []byte) bool {
 // concernMarkers are the texts MayConcernOthers looks for, made once: it
 // runs on every document of migrate's first pass.
 var concernMarkers = func() [][]byte {
-	out := [][]byte{[]byte("ResourceClaim"), []byte("kueue.x-k8s.io")}
+	out := [][]byte{[]byte("ResourceClaim"), []byte("kueue.x-k8s.io"), []byte("InferenceService"), []byte("TrainJob")}
 	for _, g := range ParameterGroups {
 		out = append(out, []byte(g))
 	}

@@ -228,3 +228,41 @@ func splitEscaped(path string) []string {
 	}
 	return append(out, b.String())
 }
+
+// RuntimeUse is an object that runs pods from a cluster-scoped runtime:
+// Runtime is the runtime's "Kind/name", Namespace the user's.
+type RuntimeUse struct {
+	Runtime, Namespace string
+}
+
+// RuntimeUses are what d uses of cluster-scoped runtimes: a KServe
+// InferenceService whose predictor's model names a runtime (KServe takes a
+// ServingRuntime of that name in its namespace first, else the
+// ClusterServingRuntime), a Kubeflow TrainJob whose runtimeRef names a
+// ClusterTrainingRuntime (the kind it defaults to).
+func RuntimeUses(d *inventory.Document) []RuntimeUse {
+	n := d.Node
+	group, _, _ := strings.Cut(n.GetApiVersion(), "/")
+	switch {
+	case group == "serving.kserve.io" && n.GetKind() == "InferenceService":
+		if rt := stringAt(n, "spec", "predictor", "model", "runtime"); rt != "" {
+			return []RuntimeUse{{Runtime: "ClusterServingRuntime/" + rt, Namespace: n.GetNamespace()}}
+		}
+	case group == "trainer.kubeflow.org" && n.GetKind() == "TrainJob":
+		if kind := stringAt(n, "spec", "runtimeRef", "kind"); kind == "" || kind == "ClusterTrainingRuntime" {
+			if name := stringAt(n, "spec", "runtimeRef", "name"); name != "" {
+				return []RuntimeUse{{Runtime: "ClusterTrainingRuntime/" + name, Namespace: n.GetNamespace()}}
+			}
+		}
+	}
+	return nil
+}
+
+// stringAt is the scalar at path under n, or "".
+func stringAt(n *yaml.RNode, path ...string) string {
+	v, err := n.Pipe(yaml.Lookup(path...))
+	if err != nil || v == nil || v.YNode().Kind != yaml.ScalarNode {
+		return ""
+	}
+	return v.YNode().Value
+}

@@ -16,6 +16,7 @@ import (
 // reserved first, so that no new object takes their names.
 func (p *Planner) Batch(path string, found detect.Result) *FileResult {
 	p.ReserveIn(path, found.Claims...)
+	p.LearnUses(found.Uses)
 	r := p.File(path, found.Findings)
 	if len(found.DRA) > 0 {
 		p.params.Add(found.DRA)
@@ -66,6 +67,21 @@ func (p *Planner) Learn(path string, found detect.Result) {
 		}
 	}
 	p.LearnQueued(found.Findings)
+	p.LearnUses(found.Uses)
+}
+
+// LearnUses records the namespaces of the objects that run pods from
+// cluster-scoped runtimes.
+func (p *Planner) LearnUses(uses []detect.RuntimeUse) {
+	for _, u := range uses {
+		if p.users == nil {
+			p.users = map[string][]string{}
+		}
+		if ns := p.users[u.Runtime]; !slices.Contains(ns, u.Namespace) {
+			p.users[u.Runtime] = append(ns, u.Namespace)
+			slices.Sort(p.users[u.Runtime])
+		}
+	}
 }
 
 // govOptions are the governance options of the Planner's run: the

@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -111,6 +112,9 @@ type pod struct {
 	key      string
 	findings []inventory.Finding
 	res      rules.Resolution
+	// namespaces are where the claim objects go when they are not the
+	// workload's: a cluster-scoped runtime's users' namespaces.
+	namespaces []string
 }
 
 // doc is one document's pod templates.
@@ -147,6 +151,9 @@ type Planner struct {
 	govAll   []inventory.GovFinding
 	queued   []KueueMapping
 	queuedAt *inventory.Finding
+	// users are the namespaces of the objects that run pods from each
+	// cluster-scoped runtime ("Kind/name"), sorted (LearnUses).
+	users map[string][]string
 }
 
 // NewPlanner checks the options and returns a Planner; an error means the
@@ -381,9 +388,16 @@ func (b *builder) leftAlone(pd *pod) bool {
 		return true
 	}
 	if users, ok := clusterScoped[f0.Kind]; ok && b.opts.Strategy != ExtendedResource {
+		if ns := b.users[f0.Kind+"/"+f0.Name]; len(ns) > 0 {
+			pd.namespaces = ns
+			for _, f := range pd.findings {
+				b.diag(inventory.Info, RuleClusterScoped, f, fmt.Sprintf("%s is cluster-scoped: its claims get one ResourceClaimTemplate in each namespace of the %s among the inputs that use it (%s); a namespace whose %s are not among the inputs gets none", f.Kind, users, strings.Join(quoted(ns), ", "), users), "")
+			}
+			return false
+		}
 		for _, f := range pd.findings {
 			b.diag(inventory.Warning, RuleClusterScoped, f, fmt.Sprintf("left unchanged: %s is cluster-scoped: its pods run in the namespaces of the %s that use it, and a ResourceClaimTemplate is namespaced (cluster-scoped templates were withdrawn: KEP-5978)", f.Kind, users),
-				"keep the request and serve it through the driver's DeviceClass (--strategy extended-resource, Kubernetes 1.36+), or give each namespace a namespaced copy of the runtime and migrate those")
+				"migrate with the "+users+" that use it among the inputs (a ResourceClaimTemplate is then written into each of their namespaces), keep the request and serve it through the driver's DeviceClass (--strategy extended-resource, Kubernetes 1.36+), or give each namespace a namespaced copy of the runtime and migrate those")
 		}
 		return true
 	}
@@ -527,6 +541,15 @@ var clusterScoped = map[string]string{
 var noClaims = map[string]string{
 	"argoproj.io":          "an Argo template is not a pod spec: it has no resourceClaims field",
 	"sparkoperator.k8s.io": "a SparkApplication asks for GPUs in its own gpu field, not in container resources",
+}
+
+// quoted are names as a message quotes them ("" for no namespace).
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
 }
 
 func apiGroup(apiVersion string) string {

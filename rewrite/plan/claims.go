@@ -146,14 +146,27 @@ func (dc *docClaims) object(pd *pod, c rules.Claim) (string, bool) {
 		kind = "ResourceClaim"
 	}
 	write := true
+	if c.Shared && pd.namespaces != nil {
+		for _, f := range pd.findings {
+			dc.diag(inventory.Warning, RuleClusterScoped, f, "left unchanged: a shared ResourceClaim for a cluster-scoped runtime would be one claim per namespace of its users, shared by all their pods: kubedra does not write that", "map the sharing to per-pod claims (drop --share), or give each namespace a namespaced copy of the runtime")
+		}
+		return "", false
+	}
 	if c.Shared {
 		objName, write = dc.sharedName(dc.first, c, kind)
 	} else {
 		objName = dc.templateName(dc.first, pd, c, kind, len(dc.distinct[c.Name]))
 	}
 	dc.objects = append(dc.objects, madeClaim{claim: c, objName: objName})
-	if write {
-		n, err := dc.encode(objName, dc.first.Namespace, c)
+	if !write {
+		return objName, true
+	}
+	namespaces := []string{dc.first.Namespace}
+	if pd.namespaces != nil {
+		namespaces = pd.namespaces
+	}
+	for _, ns := range namespaces {
+		n, err := dc.encode(objName, ns, c)
 		if err == nil && !c.Shared {
 			err = helmHook(n, dc.first.Workload)
 		}
@@ -163,7 +176,7 @@ func (dc *docClaims) object(pd *pod, c rules.Claim) (string, bool) {
 			}
 			return "", false
 		}
-		dc.dp.Objects = append(dc.dp.Objects, &Object{Kind: kind, Name: objName, Namespace: dc.first.Namespace, Node: n})
+		dc.dp.Objects = append(dc.dp.Objects, &Object{Kind: kind, Name: objName, Namespace: ns, Node: n})
 	}
 	return objName, true
 }
