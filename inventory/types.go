@@ -49,6 +49,10 @@ type Skip struct {
 	File   string `json:"file"`
 	Line   int    `json:"line,omitempty"`
 	Reason string `json:"reason"`
+	// Severity is the diagnostic's: an error for an input not read, a
+	// warning for one skipped by design (a template, a symlink). Not in
+	// the machine formats (their shape is kept).
+	Severity Severity `json:"-" yaml:"-"`
 }
 
 // ContainerType tells which list of the pod spec a container is in.

@@ -223,7 +223,7 @@ func NewReport(items []Item, inputs inventory.Diagnostics, files, documents int)
 	}
 	skipped := make([]inventory.Skip, 0, len(inputs))
 	for _, d := range inputs {
-		skipped = append(skipped, inventory.Skip{File: d.File, Line: d.Line, Reason: d.Message})
+		skipped = append(skipped, inventory.Skip{File: d.File, Line: d.Line, Reason: d.Message, Severity: d.Severity})
 	}
 	r := Report{APIVersion: "kubedra.dev/v1alpha1", Kind: "ScanReport", Findings: items, Skipped: skipped, Charts: []ChartChoice{}}
 	r.Summary.Files, r.Summary.Documents, r.Summary.Skipped = files, documents, len(skipped)

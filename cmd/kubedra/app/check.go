@@ -140,7 +140,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if err := report.RenderCheck(opts.IO.Out, opts.Output, c, report.Style{Profile: profile}); err != nil {
 		errs = append(errs, err)
 	}
-	report.CheckLog(opts.IO.ErrOut, opts.name, c, res.FailedInputs, opts.Quiet)
+	report.CheckLog(opts.IO.ErrOut, opts.name, c, res.FailedInputs, opts.Quiet, opts.Strict)
 	if res.Err != nil {
 		errs = append(errs, res.Err)
 	}

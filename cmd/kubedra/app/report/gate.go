@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -151,10 +152,14 @@ func WriteCheckFile(path string, format Format, c Check) error {
 	return emit.WriteFileMode(path, buf.Bytes(), 0o644)
 }
 
-// CheckLog writes check's stderr: the inputs not read (even when quiet:
-// they make the exit code), then the summary line unless quiet.
-func CheckLog(w io.Writer, name string, c Check, failedInputs int, quiet bool) {
+// CheckLog writes check's stderr: the inputs skipped, then the summary
+// line. Quiet, only the skips that make the exit code: the inputs not read
+// (errors), and with strict those skipped by design too.
+func CheckLog(w io.Writer, name string, c Check, failedInputs int, quiet, strict bool) {
 	for _, sk := range c.Report.Skipped {
+		if quiet && !strict && sk.Severity != inventory.Error {
+			continue
+		}
 		loc := sk.File
 		if sk.Line > 0 {
 			loc = fmt.Sprintf("%s:%d", loc, sk.Line)
