@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
@@ -19,6 +21,11 @@ type CheckOptions struct {
 	// an error (ErrNoManifests): a failed `helm template` piped without
 	// pipefail must not pass the gate.
 	AllowEmpty bool
+	// Baseline is the repository before a change (a checkout of the base
+	// revision): every deployable unit of the input is proved against the
+	// same unit there (proveBaseline), and a unit whose pods would get
+	// other devices fails the gate.
+	Baseline string
 }
 
 // ErrNoManifests is Check's error for an input without a single document.
@@ -38,6 +45,12 @@ type CheckResult struct {
 	// Err is ErrNoManifests for an empty input without AllowEmpty; the
 	// result is still complete (and renders as an empty report).
 	Err error
+	// Units are the proofs against the baseline (Baseline), and
+	// UnitFailures counts those that failed (each fails the gate).
+	Units        []proof.Result
+	UnitFailures int
+	// UnitProblems are the failed units' diagnostics (also in Diagnostics).
+	UnitProblems inventory.Diagnostics
 }
 
 // Check scans the input and gates on the result.
@@ -60,6 +73,21 @@ func Check(ctx context.Context, in Input, opts CheckOptions) (*CheckResult, erro
 	}
 	if opts.SkipsFail {
 		r.FailedInputs = len(sr.Report.Skipped)
+	}
+	if opts.Baseline != "" {
+		units, diags, err := proveBaseline(in, opts.Baseline)
+		if err != nil {
+			return nil, err
+		}
+		r.Units = units
+		r.Diagnostics = append(r.Diagnostics, diags...)
+		r.UnitProblems = diags
+		for _, u := range units {
+			if u.Status == proof.Failed {
+				r.UnitFailures++
+				r.Failures++
+			}
+		}
 	}
 	if !opts.AllowEmpty && sr.Report.Summary.Documents == 0 && r.FailedInputs == 0 && len(sr.Report.Skipped) == 0 {
 		r.Err = ErrNoManifests

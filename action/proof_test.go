@@ -128,6 +128,24 @@ func extendedLeft(t *testing.T, dir, key string) string {
 }
 
 // vllmDeployment asks for four GPUs in its container server.
+// gpuJob is a Job in namespace ml whose container t asks for n NVIDIA GPUs.
+func gpuJob(n int) string {
+	return fmt.Sprintf(`apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: t
+        image: t
+        resources:
+          limits:
+            nvidia.com/gpu: %d
+`, n)
+}
+
 const vllmDeployment = `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: vllm, namespace: ml}
@@ -161,20 +179,7 @@ patches:
       value: [{name: rdma, resourceClaimTemplateName: rdma}]
 `,
 		"other/kustomization.yaml": "resources: [job.yaml]\n",
-		"other/job.yaml": `apiVersion: batch/v1
-kind: Job
-metadata: {name: train, namespace: ml}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: t
-        image: t
-        resources:
-          limits:
-            nvidia.com/gpu: 1
-`,
+		"other/job.yaml":           gpuJob(1),
 	}
 	for _, mode := range []emit.Mode{emit.Write, emit.Diff} {
 		dir := testfs.Tree(t, files)

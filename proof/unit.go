@@ -46,13 +46,19 @@ type Result struct {
 // it builds it from before and from after (the same tree with the
 // migration's new text laid over, Overlay) and compares the renders.
 func Kustomization(dir, name string, before, after filesys.FileSystem, classes Classes) Result {
+	return builds(name, func() ([]*yaml.RNode, error) { return Build(before, dir) }, func() ([]*yaml.RNode, error) { return Build(after, dir) }, classes)
+}
+
+// builds proves a unit from its two builds: one that fails before leaves
+// nothing to compare (NotRendered), one that fails after is a failure.
+func builds(name string, before, after func() ([]*yaml.RNode, error), classes Classes) Result {
 	r := Result{Unit: name, Problems: []Problem{}}
-	b, err := Build(before, dir)
+	b, err := before()
 	if err != nil {
 		r.Status, r.Error = NotRendered, err.Error()
 		return r
 	}
-	a, err := Build(after, dir)
+	a, err := after()
 	if err != nil {
 		r.Status, r.Error = Failed, fmt.Sprintf("the unit no longer builds: %v", err)
 		return r

@@ -24,6 +24,8 @@ type CheckOptions struct {
 	Strict  bool
 	// AllowEmpty lets an input without manifests pass.
 	AllowEmpty bool
+	// Baseline is --baseline.
+	Baseline string
 	// name is the command as invoked ("kubedra check", "kubectl dra check").
 	name string
 }
@@ -88,6 +90,7 @@ func NewCmdCheck(streams IOStreams, runF func(*CheckOptions) error) *cobra.Comma
 	f := cmd.Flags()
 	f.StringVar(&opts.FailOn, "fail-on", string(plan.FailOnAny), "what fails the gate: any, lossy or unmapped")
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report: FORMAT=PATH, e.g. sarif=kubedra.sarif (repeatable)")
+	f.StringVar(&opts.Baseline, "baseline", "", "prove every kustomize unit and folder of plain manifests against the same repository at `DIR` (a checkout of the base revision, e.g. git worktree add DIR origin/main): a unit whose pods would get other devices fails the gate (docs/ci.md)")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "pass on an input without any manifest (by default that fails: exit 1, no manifests found)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on inputs skipped by design too: unrendered templates, symlinks out of the tree")
 	gates := make([]string, len(plan.Gates))
@@ -122,12 +125,12 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	gate, _ := plan.ParseGate(opts.FailOn)
 	res, err := action.Check(ctx, in, action.CheckOptions{
 		ScanOptions: action.ScanOptions{Rules: set, Target: opts.Target, Ignore: ignore},
-		FailOn:      gate, SkipsFail: opts.Strict, AllowEmpty: opts.AllowEmpty,
+		FailOn:      gate, SkipsFail: opts.Strict, AllowEmpty: opts.AllowEmpty, Baseline: opts.IO.Path(opts.Baseline),
 	})
 	if err != nil {
 		return err
 	}
-	c := report.Check{Report: res.Report, FailOn: string(res.FailOn), Failing: res.Failing,
+	c := report.Check{Report: res.Report, FailOn: string(res.FailOn), Failing: res.Failing, Units: res.Units, UnitProblems: res.UnitProblems,
 		Tool: report.Tool{Name: "kubedra", Version: Build().Version, InformationURI: "https://github.com/kubedra/kubedra"}}
 
 	var errs []error

@@ -167,3 +167,24 @@ func TestCheckConfigFile(t *testing.T) {
 		t.Errorf("exit %d, stderr %s", code, stderr)
 	}
 }
+
+// TestCheckBaselineCLI: check --baseline fails the gate (exit 2) when a
+// unit's pods would get other devices than at the baseline, and says so
+// on stderr even with -q; a relative --baseline is read from the working
+// folder.
+func TestCheckBaselineCLI(t *testing.T) {
+	t.Parallel()
+	gpu := checkDeployment("", "nvidia.com/gpu")
+	dir := WriteFiles(t, t.TempDir(), map[string]string{
+		"base/app/deploy.yaml": gpu,
+		"head/app/deploy.yaml": strings.Replace(gpu, "nvidia.com/gpu", "example.com/other", 1),
+	})
+	code, _, stderr := Invoke(t, Invocation{Args: []string{"check", "-q", "--fail-on", "unmapped", "--baseline", "../base", "app"}, Dir: filepath.Join(dir, "head")})
+	if code != ExitFindings || !strings.Contains(stderr, "Deployment/ml/train container cuda: unit app: against the baseline, what the pod gets changes: before: nvidia.com/gpu: 2; after: no device") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	code, _, stderr = Invoke(t, Invocation{Args: []string{"check", "--baseline", "../base", "app"}, Dir: filepath.Join(dir, "base")})
+	if code != ExitFindings || !strings.Contains(stderr, "1 of 1 unit proved against the baseline") {
+		t.Errorf("the baseline against itself: exit %d, stderr:\n%s", code, stderr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -25,6 +26,21 @@ type Check struct {
 	Failing []bool
 	// Tool describes kubedra for formats that name the producer (SARIF).
 	Tool Tool
+	// Units are the proofs against the baseline (check --baseline), and
+	// UnitProblems what the failed ones found, one diagnostic each.
+	Units        []proof.Result
+	UnitProblems inventory.Diagnostics
+}
+
+// UnitFailures counts the units whose proof against the baseline failed.
+func (c Check) UnitFailures() int {
+	n := 0
+	for _, u := range c.Units {
+		if u.Status == proof.Failed {
+			n++
+		}
+	}
+	return n
 }
 
 // Tool names the program that produced a report.
@@ -122,6 +138,8 @@ func CheckSummary(c Check, failedInputs int) string {
 	var b strings.Builder
 	if n := c.Failures(); n > 0 {
 		fmt.Fprintf(&b, "failed: %d of %d %s %s the gate (--fail-on %s)", n, s.Findings, Plural(s.Findings, "finding", "findings"), Plural(n, "fails", "fail"), c.FailOn)
+	} else if n := c.UnitFailures(); n > 0 {
+		fmt.Fprintf(&b, "failed: %d %s would change what %s pods get against the baseline", n, Plural(n, "unit", "units"), Plural(n, "its", "their"))
 	} else {
 		fmt.Fprintf(&b, "passed: no finding fails the gate (--fail-on %s)", c.FailOn)
 	}
@@ -135,6 +153,12 @@ func CheckSummary(c Check, failedInputs int) string {
 	}
 	if s.Skipped > 0 {
 		fmt.Fprintf(&b, "; %d %s not read", s.Skipped, Plural(s.Skipped, "input", "inputs"))
+	}
+	if len(c.Units) > 0 {
+		fmt.Fprintf(&b, "; %d of %d %s proved against the baseline", len(c.Units)-c.UnitFailures(), len(c.Units), Plural(len(c.Units), "unit", "units"))
+		if n := c.UnitFailures(); n > 0 {
+			fmt.Fprintf(&b, ", %d %s the gate", n, Plural(n, "fails", "fail"))
+		}
 	}
 	if failedInputs > 0 {
 		fmt.Fprintf(&b, "; %d could not be checked (exit 1)", failedInputs)
@@ -165,6 +189,23 @@ func CheckLog(w io.Writer, name string, c Check, failedInputs int, quiet, strict
 			loc = fmt.Sprintf("%s:%d", loc, sk.Line)
 		}
 		fmt.Fprintf(w, "%s: skipped %s: %s\n", name, loc, sk.Reason)
+	}
+	// A unit that fails its proof fails the gate: said even when quiet.
+	for _, d := range c.UnitProblems {
+		what := ""
+		if d.Object != nil {
+			what = d.Object.String() + " "
+		}
+		if d.Container != "" {
+			what += "container " + d.Container + " "
+		}
+		if what != "" {
+			what = strings.TrimSuffix(what, " ") + ": "
+		}
+		fmt.Fprintf(w, "%s: %s: %s: %s%s\n", name, d.Severity, d.Location(), what, d.Message)
+		if d.Fix != "" {
+			fmt.Fprintf(w, "  fix: %s\n", d.Fix)
+		}
 	}
 	if !quiet {
 		fmt.Fprintf(w, "%s: %s\n", name, CheckSummary(c, failedInputs))
