@@ -668,16 +668,18 @@ func (m *migration) documents() {
 	for _, fl := range m.memory.Failures {
 		failed[fl.Index] = true
 	}
+	var out []*yaml.RNode
 	for i, d := range docs {
 		switch {
 		case failed[i]:
-			res.Documents = append(res.Documents, m.in.Documents[i].Node) // as it was
+			out = append(out, m.in.Documents[i].Node) // as it was
 		case !m.memory.Removed[i]:
-			res.Documents = append(res.Documents, d.Node)
-			res.Documents = append(res.Documents, m.memory.Objects[i]...)
+			out = append(out, d.Node)
+			out = append(out, m.memory.Objects[i]...)
 		}
 	}
-	res.Documents = append(res.Documents, m.classNodes()...)
+	out = append(out, m.classNodes()...)
+	res.Documents = append(res.Documents, m.proveDocuments(out)...)
 }
 
 // keep records what the applier did to documents without text

@@ -14,9 +14,11 @@ import (
 	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
+	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rewrite/emit"
 	"github.com/kubedra/kubedra/rewrite/plan"
+	"github.com/kubedra/kubedra/rules"
 )
 
 // devicesOf counts, per container of every pod template of a build, the
@@ -339,5 +341,44 @@ spec:
 		if d != "nvidia=2" {
 			t.Errorf("%s gets %s, want the patch's 2 GPUs", c, d)
 		}
+	}
+}
+
+// TestProofInMemory: what migrate gives for documents in memory (a KRM
+// function's items, a Helm post-renderer's render) is proved like a unit:
+// a rules file that maps nvidia.com/gpu to another vendor's class would
+// take the pod's GPUs away, so the documents come back as they were, with
+// an error naming the container and the run counts a failure. The
+// built-in rules prove.
+func TestProofInMemory(t *testing.T) {
+	t.Parallel()
+	wrong, err := rules.LoadBytes("wrong.yaml", []byte("apiVersion: kubedra.dev/v1alpha1\nkind: Rules\nrules:\n- id: nvidia-to-amd\n  resource: nvidia.com/gpu\n  driver: gpu.amd.com\n  deviceClass: gpu.amd.com\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		rules *rules.Set
+		proof bool
+	}{{"built-in rules", nil, true}, {"a rule mapping to another vendor", wrong, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			docs := files.Parse("in.yaml", []byte(vllmDeployment)).Docs
+			res, err := action.Migrate(t.Context(), action.Input{Documents: docs}, action.MigrateOptions{Rules: tc.rules, Plan: plan.Options{Target: defaultTarget()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			for _, d := range res.Documents {
+				out.WriteString(d.MustString() + "---\n")
+			}
+			migrated := strings.Contains(out.String(), "resourceClaims")
+			said := slices.ContainsFunc(res.Diagnostics, func(d inventory.Diagnostic) bool {
+				return d.Rule == proof.RuleProof && d.Severity == inventory.Error && d.Container == "server" && strings.Contains(d.Message, "before: nvidia.com/gpu: 4; after: no device")
+			})
+			if migrated != tc.proof || said == tc.proof || (res.Failed > 0) == tc.proof {
+				t.Errorf("migrated %v, said %v, failed %d; want the migration kept only when it proves:\n%s\n%v", migrated, said, res.Failed, out.String(), res.Diagnostics)
+			}
+		})
 	}
 }

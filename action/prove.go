@@ -3,7 +3,10 @@ package action
 import (
 	"path/filepath"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/kubedra/kubedra/bundle"
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/proof"
 )
 
@@ -55,6 +58,30 @@ func (m *migration) prove() {
 		}
 	}
 	m.emit.Release(keep, m.fail)
+}
+
+// proveDocuments proves what migrating Input.Documents gives, as one unit
+// (a KRM function's items, a post-renderer's render): it returns out when
+// every pod keeps its devices, else the documents as they came, with an
+// error per problem (the run fails).
+func (m *migration) proveDocuments(out []*yaml.RNode) []*yaml.RNode {
+	in := make([]*yaml.RNode, len(m.in.Documents))
+	for i, d := range m.in.Documents {
+		in[i] = d.Node
+	}
+	r := proof.Renders("-", in, out, bundle.CatalogueFamilies())
+	if r.Status == proof.Proved {
+		return out
+	}
+	for _, p := range r.Problems {
+		obj := p.Object
+		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: proof.RuleProof, File: m.in.name("-"),
+			Object: &obj, Container: p.Container, Message: "left unchanged: migrated, the documents would change what the pod gets: " + p.Message,
+			Fix: "see docs/migrate.md#the-proof; check the rules that map its devices (kubedra rules show)"})
+	}
+	m.res.Failed++
+	m.res.Migrated, m.res.Added = 0, 0
+	return in
 }
 
 func absPath(p string) string {

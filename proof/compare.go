@@ -108,6 +108,9 @@ func Compare(before, after []Pod, classes Classes) []Problem {
 				}
 				continue
 			}
+			if bc.Classic {
+				continue // classic DRA: its devices are opaque parameters
+			}
 			for _, msg := range compareContainer(bc, a.Containers[i], a, classes) {
 				out = append(out, Problem{Object: b.Object, Path: b.Path, Container: bc.Name, Message: msg})
 			}

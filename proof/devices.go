@@ -44,6 +44,11 @@ type Container struct {
 	Devices []Device
 	// Unresolved are its claims that name nothing in the render.
 	Unresolved []string
+	// Classic marks a container with a claim of classic DRA (before
+	// Kubernetes 1.31: a pod claim's source, a resource.k8s.io/v1alpha2
+	// template): its devices are in the driver's opaque parameters, which
+	// the proof cannot count, so it is not compared.
+	Classic bool
 }
 
 // Device is one request of a claim a container names.
@@ -233,6 +238,10 @@ func container(c *yaml.Node, podClaims map[string]*yaml.Node, claims map[string]
 	}
 	for _, cc := range seq(field(res, "claims")) {
 		name, request := scalar(field(cc, "name")), scalar(field(cc, "request"))
+		if classic(podClaims[name], claims, ns) {
+			out.Classic = true
+			continue
+		}
 		devs, ok := resolve(name, request, podClaims[name], claims, ns)
 		if !ok {
 			out.Unresolved = append(out.Unresolved, name)
@@ -240,6 +249,24 @@ func container(c *yaml.Node, podClaims map[string]*yaml.Node, claims map[string]
 		out.Devices = append(out.Devices, devs...)
 	}
 	return out
+}
+
+// classic reports whether a pod claim is classic DRA: the v1alpha2 form
+// (source.resourceClaimTemplateName, source.resourceClaimName) or a
+// template or claim of resource.k8s.io/v1alpha2 in the render.
+func classic(pc *yaml.Node, claims map[string]*yaml.Node, ns string) bool {
+	if pc == nil {
+		return false
+	}
+	if field(pc, "source") != nil {
+		return true
+	}
+	for kind, key := range map[string]string{"ResourceClaimTemplate": "resourceClaimTemplateName", "ResourceClaim": "resourceClaimName"} {
+		if n := claims[kind+"/"+ns+"/"+scalar(field(pc, key))]; n != nil && scalar(field(n, "apiVersion")) == "resource.k8s.io/v1alpha2" {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve finds the devices of a container's claim: the pod's claim entry

@@ -206,3 +206,39 @@ func TestProofNewFiles(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestProofClassicDRA: a container whose claim is classic DRA (a
+// v1alpha2 template, the pod claim's source form) asks for devices through
+// the driver's opaque parameters, which the proof cannot count: the
+// upgrade migrate makes of it is not compared (and not failed).
+func TestProofClassicDRA(t *testing.T) {
+	t.Parallel()
+	classic := `apiVersion: resource.k8s.io/v1alpha2
+kind: ResourceClaimTemplate
+metadata: {namespace: ml, name: big-gpu}
+spec:
+  spec:
+    resourceClassName: gpu.nvidia.com
+    parametersRef: {apiGroup: gpu.resource.nvidia.com, kind: GpuClaimParameters, name: big}
+---
+apiVersion: v1
+kind: Pod
+metadata: {namespace: ml, name: app}
+spec:
+  resourceClaims:
+  - name: gpu
+    source: {resourceClaimTemplateName: big-gpu}
+  containers:
+  - name: c
+    image: x
+    resources: {claims: [{name: gpu}]}
+`
+	upgraded := strings.NewReplacer("resource.k8s.io/v1alpha2", "resource.k8s.io/v1",
+		"    resourceClassName: gpu.nvidia.com\n    parametersRef: {apiGroup: gpu.resource.nvidia.com, kind: GpuClaimParameters, name: big}\n",
+		"    devices:\n      requests:\n      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 2}\n",
+		"    source: {resourceClaimTemplateName: big-gpu}", "    resourceClaimTemplateName: big-gpu").Replace(classic)
+	tree := map[string]string{"u/kustomization.yaml": "resources: [pod.yaml]\n", "u/pod.yaml": classic}
+	if r := prove(t, tree, map[string]string{"u/pod.yaml": upgraded}, "u"); r.Status != proof.Proved {
+		t.Errorf("classic DRA upgraded: %+v", r)
+	}
+}
