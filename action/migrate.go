@@ -711,6 +711,9 @@ func (m *migration) done() *MigrateResult {
 		}
 		r.Plan.Diagnostics = r.Diagnostics
 		r.Plan.Units = r.Units
+		if r.Plan.Units == nil {
+			r.Plan.Units = []proof.Result{}
+		}
 	}
 	if m.in.StdinName != "" {
 		for i := range r.Diagnostics {

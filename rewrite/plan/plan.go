@@ -1,10 +1,13 @@
 package plan
 
 import (
+	"encoding/json"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rules"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Strategy says how migrate moves a workload to DRA.
@@ -39,7 +42,7 @@ type Plan struct {
 	Diagnostics     inventory.Diagnostics `yaml:"diagnostics" json:"diagnostics"`
 	// Units are the proofs of the kustomize units the plan reaches
 	// (docs/migrate.md#the-proof).
-	Units []proof.Result `yaml:"units,omitempty" json:"units,omitempty"`
+	Units []proof.Result `yaml:"units" json:"units"`
 }
 
 // WorkloadChoice records the strategy used for one workload and why
@@ -144,6 +147,14 @@ type Object struct {
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	// Node is the encoded object.
 	Node *yaml.RNode `yaml:"-" json:"-"`
+}
+
+// MarshalJSON prints the whole object, as MarshalYAML does.
+func (o *Object) MarshalJSON() ([]byte, error) {
+	if o.Node == nil {
+		return json.Marshal(map[string]string{"kind": o.Kind, "name": o.Name, "namespace": o.Namespace})
+	}
+	return o.Node.MarshalJSON()
 }
 
 // MarshalYAML prints the whole object.

@@ -10,7 +10,6 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/flags"
@@ -23,7 +22,9 @@ type MigrateOptions struct {
 	flags.Inputs
 	flags.Planning
 	Write, Plan bool
-	Out         string
+	// Output is --plan's format (-o yaml|json).
+	Output report.Format
+	Out    string
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
@@ -92,7 +93,8 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder")
 	f.Var(&opts.Target, "target", "same as --target-version")
 	_ = f.MarkHidden("target")
-	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan as YAML on stdout and change nothing")
+	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan (every file's edits, every kustomize unit with its proof) on stdout and change nothing")
+	report.AddFormatFlag(cmd, &opts.Output, report.PlanFormats, "format of --plan")
 	f.BoolVar(&opts.Example, "example", false, "migrate the built-in example manifest")
 	return cmd
 }
@@ -103,6 +105,9 @@ func (o *MigrateOptions) validate() error {
 	}
 	if o.Write && o.Out != "" {
 		return flags.Errorf("-w and --out do not go together")
+	}
+	if o.Output != report.PlanFormats.Default() && !o.Plan {
+		return flags.Errorf("-o %s: the output format is --plan's; without --plan, migrate prints a diff (or writes with -w, --out)", o.Output)
 	}
 	if slices.Contains(o.Paths, "-") {
 		if len(o.Paths) > 1 {
@@ -152,7 +157,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 		return &flags.Error{Err: err}
 	}
 	if opts.Plan {
-		if err := yaml.NewEncoder(opts.IO.Out).Encode(res.Plan); err != nil {
+		if err := report.Plan(opts.IO.Out, opts.Output, res.Plan); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -317,6 +318,36 @@ func TestMigratePlan(t *testing.T) {
 	}
 	if got := snapshot(t, dir); got["d.yaml"] != gpuDeployment {
 		t.Errorf("--plan changed a file")
+	}
+}
+
+// TestMigratePlanJSON: --plan -o json is the same plan as JSON, the new
+// objects whole and every list present; -o without --plan is a usage
+// error.
+func TestMigratePlanJSON(t *testing.T) {
+	dir := WriteFiles(t, t.TempDir(), map[string]string{"d.yaml": gpuDeployment})
+	code, out, stderr := Invoke(t, Invocation{Args: []string{"migrate", "--plan", "-o", "json", dir}, Env: migrateEnv})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		Kind  string
+		Files []struct {
+			Docs []struct {
+				Objects []map[string]any
+			} `json:"documents"`
+		}
+		Diagnostics, Units []any
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if p.Kind != "ConversionPlan" || len(p.Files) != 1 || len(p.Files[0].Docs) != 1 || len(p.Files[0].Docs[0].Objects) != 1 ||
+		p.Files[0].Docs[0].Objects[0]["kind"] != "ResourceClaimTemplate" || p.Files[0].Docs[0].Objects[0]["spec"] == nil || p.Units == nil {
+		t.Errorf("plan %+v, want one file with its ResourceClaimTemplate whole and units []:\n%s", p, out)
+	}
+	if code, _, stderr := Invoke(t, Invocation{Args: []string{"migrate", "-o", "json", dir}, Env: migrateEnv}); code != ExitError || !strings.Contains(stderr, "--plan") {
+		t.Errorf("-o without --plan: exit %d, %s", code, stderr)
 	}
 }
 
