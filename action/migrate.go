@@ -177,6 +177,7 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 	if in.Documents == nil {
 		tree, kdiags = kustomizeTree(in, dopts, set, popts.Target)
 		popts.Patch = tree.PatchOf
+		popts.MapAdds = tree.MapAddsFor
 		popts.Kustomization = in.kustomization
 		popts.DeviceClassFile = deviceClassFile(in)
 		popts.Place = func(path string) string {

@@ -382,3 +382,36 @@ func TestProofInMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestPatchAddsIntoEmptiedMap: an overlay's JSON 6902 patch adds rdma/ib
+// into the limits of a base whose only limit is the GPU migrate moves to a
+// claim: migrate keeps the emptied map (limits: {}), so that the add still
+// has its parent and the overlay builds; the base is migrated and the
+// overlay proved, with its GPUs and rdma/ib.
+func TestPatchAddsIntoEmptiedMap(t *testing.T) {
+	t.Parallel()
+	dir := testfs.Tree(t, map[string]string{
+		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
+		"base/deploy.yaml":        vllmDeployment,
+		"rdma/kustomization.yaml": `resources: [../base]
+patches:
+- target: {kind: Deployment}
+  patch: |-
+    - op: add
+      path: /spec/template/spec/containers/0/resources/limits/rdma~1ib
+      value: 1
+`,
+	})
+	res := migrateTree(t, dir)
+	if res.Failed != 0 || res.Migrated != 1 || len(res.Units) != 1 || res.Units[0].Status != proof.Proved {
+		t.Fatalf("failed %d, migrated %d, units %+v: %v", res.Failed, res.Migrated, res.Units, res.Diagnostics)
+	}
+	for c, d := range devicesOf(t, filepath.Join(dir, "rdma")) {
+		if d != "=1 nvidia=4" && d != "nvidia=4 =1" {
+			t.Errorf("%s gets %s, want its 4 GPUs (claims) and rdma/ib", c, d)
+		}
+	}
+	if again := migrateTree(t, dir); again.Changed != 0 || again.Failed != 0 {
+		t.Errorf("a second run changed %d files, failed %d: %v", again.Changed, again.Failed, again.Diagnostics)
+	}
+}

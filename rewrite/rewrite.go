@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -360,7 +361,7 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 				return err
 			}
 		}
-		if len(m.Value.YNode().Content) == 0 {
+		if len(m.Value.YNode().Content) == 0 && !slices.Contains(ce.Keep, field) {
 			moved = append(moved, takeComments(res, field)...)
 			if _, err := res.Pipe(yaml.FieldClearer{Name: field}); err != nil {
 				return err

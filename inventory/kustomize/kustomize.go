@@ -67,6 +67,9 @@ type Kustomization struct {
 	// operation that adds or replaces one, at its line).
 	ClaimLists []ClaimList
 	Findings   []inventory.Finding
+	// MapAdds are its JSON 6902 operations that add into a container's
+	// limits or requests.
+	MapAdds []MapAdd
 }
 
 // Dir is the folder of the kustomization.
@@ -96,9 +99,10 @@ type Tree struct {
 	// failed are units whose proof failed (Fail); held is Held, made at
 	// the first HeldBy (after CheckPatches and Fail); dirs the folders of
 	// the kustomizations (Covers).
-	failed map[string]bool
-	held   map[string]string
-	dirs   map[string]bool
+	failed  map[string]bool
+	held    map[string]string
+	dirs    map[string]bool
+	mapAdds map[string][]MapAdd // MapAddsFor, made once
 }
 
 type listing struct {
@@ -350,10 +354,11 @@ func (r *reader) patchFile(ref string, line int, target *types.Selector) {
 	role := roleOf(content)
 	r.k.Uses = append(r.k.Uses, Use{Path: fp, Role: role, Line: line})
 	if role == JSON6902 {
-		diags, lists, findings := jsonPatch(fp, 1, content, target)
+		diags, lists, findings, adds := jsonPatch(fp, 1, content, target)
 		r.diags = append(r.diags, diags...)
 		r.k.ClaimLists = append(r.k.ClaimLists, lists...)
 		r.k.Findings = append(r.k.Findings, findings...)
+		r.k.MapAdds = append(r.k.MapAdds, adds...)
 	}
 }
 
@@ -366,9 +371,10 @@ func (r *reader) inlinePatch(patch string, i, line int, target *types.Selector) 
 	path := r.k.Path
 	if role == JSON6902 {
 		start := inlineStart(r.node, i, line)
-		diags, lists, findings := jsonPatch(path, start, []byte(patch), target)
+		diags, lists, findings, adds := jsonPatch(path, start, []byte(patch), target)
 		r.diags = append(r.diags, diags...)
 		r.k.Findings = append(r.k.Findings, findings...)
+		r.k.MapAdds = append(r.k.MapAdds, adds...)
 		for _, l := range lists {
 			l.Inline = start
 			r.k.ClaimLists = append(r.k.ClaimLists, l)

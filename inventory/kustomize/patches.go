@@ -51,16 +51,20 @@ type op struct {
 // or remove an extended-resource request: kubedra cannot rewrite them
 // exactly without the object they apply to (their paths index lists of
 // the base), so their build unit is left as it is.
-func jsonPatch(file string, line int, content []byte, target *types.Selector) (inventory.Diagnostics, []ClaimList, []inventory.Finding) {
+func jsonPatch(file string, line int, content []byte, target *types.Selector) (inventory.Diagnostics, []ClaimList, []inventory.Finding, []MapAdd) {
 	var ops []op
 	if err := sigsyaml.Unmarshal(content, &ops); err != nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	node, _ := kyaml.Parse(string(content))
 	var diags inventory.Diagnostics
 	var lists []ClaimList
 	var findings []inventory.Finding
+	var adds []MapAdd
 	for i, o := range ops {
+		if a, ok := mapAdd(o, target); ok {
+			adds = append(adds, a)
+		}
 		if l, ok := o.Value.([]any); ok && len(l) > 0 && o.Op == "add" && (strings.HasSuffix(o.Path, "/resourceClaims") || strings.HasSuffix(o.Path, "/resources/claims")) {
 			lists = append(lists, ClaimList{File: file, Op: i, Path: o.Path})
 		}
@@ -87,7 +91,38 @@ func jsonPatch(file string, line int, content []byte, target *types.Selector) (i
 			Message: fmt.Sprintf("JSON 6902 patch operation %q on %s %s %s: kubedra cannot rewrite it exactly (its paths index the base's lists), so the kustomizations that reach it are left unchanged", o.Op, o.Path, opVerb(o.Op), ern),
 			Fix:     "turn the operation into a strategic-merge patch file (patches: - path: ...) that sets the resource, then migrate again"})
 	}
-	return diags, lists, findings
+	return diags, lists, findings, adds
+}
+
+// MapAdd is a JSON 6902 operation that adds a key into a container's
+// resources.limits or requests (rdma/ib beside the base's GPU): the map
+// must still be there once migrate takes the GPU out, or the add fails.
+type MapAdd struct {
+	// Kind is the patch target's kind ("" any), Init marks an init
+	// container, Index the container's index, Field limits or requests.
+	Kind  string
+	Init  bool
+	Index int
+	Field string
+}
+
+// mapAdd reads an add into .../containers/N/resources/(limits|requests)/KEY.
+func mapAdd(o op, target *types.Selector) (MapAdd, bool) {
+	parts := strings.Split(strings.TrimPrefix(o.Path, "/"), "/")
+	n := len(parts)
+	if o.Op != "add" || n < 5 || parts[n-3] != "resources" || parts[n-2] != "limits" && parts[n-2] != "requests" ||
+		parts[n-5] != "containers" && parts[n-5] != "initContainers" {
+		return MapAdd{}, false
+	}
+	idx, err := strconv.Atoi(parts[n-4])
+	if err != nil {
+		return MapAdd{}, false
+	}
+	a := MapAdd{Init: parts[n-5] == "initContainers", Index: idx, Field: parts[n-2]}
+	if target != nil {
+		a.Kind = target.Kind
+	}
+	return a, true
 }
 
 // opFinding is the device request a JSON 6902 operation sets, as a

@@ -148,3 +148,26 @@ func (t *Tree) reach(k string, seen map[string]bool) {
 		}
 	}
 }
+
+// MapAddsFor are the JSON 6902 adds into containers' limits or requests of
+// every kustomization that reaches the file at path.
+func (t *Tree) MapAddsFor(path string) []MapAdd {
+	if t == nil {
+		return nil
+	}
+	if t.mapAdds == nil {
+		t.mapAdds = map[string][]MapAdd{}
+		for _, p := range t.order {
+			k := t.Kustomizations[p]
+			if len(k.MapAdds) == 0 {
+				continue
+			}
+			seen := map[string]bool{}
+			t.reach(p, seen)
+			for f := range seen {
+				t.mapAdds[f] = append(t.mapAdds[f], k.MapAdds...)
+			}
+		}
+	}
+	return t.mapAdds[filepath.Clean(path)]
+}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/kustomize"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -50,6 +51,9 @@ type Options struct {
 	// resources, and their names carry the kustomization's folder, so that
 	// they differ from the base's in every build of the overlay.
 	Patch func(path string) string
+	// MapAdds returns the JSON 6902 adds into containers' limits or
+	// requests of the kustomizations that reach a file (ContainerEdit.Keep).
+	MapAdds func(path string) []kustomize.MapAdd
 	// Place returns a file's path relative to the input root it was found
 	// under (a root that is a file: its base name), so that new names do
 	// not depend on where the repository is checked out; nil or "" uses

@@ -275,6 +275,7 @@ func (b *builder) addDoc(d *doc, dp *DocPlan) {
 		b.res.Plan = fp
 	}
 	fp.Docs = append(fp.Docs, dp)
+	b.keepMaps(d.file, dp)
 	if d.file != "-" && d.file != "" && len(dp.Objects) > 0 {
 		name := b.opts.ClaimsFile
 		if name == "" && strings.EqualFold(filepath.Ext(d.file), ".json") {
@@ -290,6 +291,26 @@ func (b *builder) addDoc(d *doc, dp *DocPlan) {
 			fp.ClaimsFile = filepath.Join(dir, name)
 			if b.opts.Kustomization != nil {
 				fp.Kustomization = b.opts.Kustomization(dir)
+			}
+		}
+	}
+}
+
+// keepMaps marks the limits and requests maps of dp's containers that a
+// kustomize JSON 6902 patch reaching the file adds into: kept when they
+// become empty, so that the add still finds its parent.
+func (b *builder) keepMaps(file string, dp *DocPlan) {
+	if b.opts.MapAdds == nil {
+		return
+	}
+	adds := b.opts.MapAdds(file)
+	for _, pe := range dp.Pods {
+		for i := range pe.Containers {
+			c := &pe.Containers[i]
+			for _, a := range adds {
+				if (a.Kind == "" || a.Kind == dp.Kind) && a.Index == c.Index && a.Init == (c.Type == inventory.InitContainer) && !slices.Contains(c.Keep, a.Field) {
+					c.Keep = append(c.Keep, a.Field)
+				}
 			}
 		}
 	}

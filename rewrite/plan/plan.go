@@ -130,6 +130,9 @@ type ContainerEdit struct {
 	Index int                     `yaml:"index" json:"index"`
 	// Remove are the extended-resource keys that leave limits and requests.
 	Remove []string `yaml:"remove" json:"remove"`
+	// Keep are the maps (limits, requests) kept when they become empty: a
+	// kustomize JSON 6902 patch that reaches the file adds into them.
+	Keep []string `yaml:"keep,omitempty" json:"keep,omitempty"`
 	// Claims are the new resources.claims entries.
 	Claims []ContainerClaim `yaml:"claims" json:"claims"`
 }
