@@ -255,19 +255,23 @@ func TestProofInPlan(t *testing.T) {
 // said to stay as it is. (Were nvidia.com/gpu the base's only limit,
 // migrate would drop the limits map the patch adds into: the proof then
 // refuses the overlay, as it no longer builds.)
-func TestUnmappedPatchBlocksNothing(t *testing.T) {
-	t.Parallel()
-	dir := testfs.Tree(t, map[string]string{
-		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
-		"base/deploy.yaml":        strings.Replace(vllmDeployment, "            nvidia.com/gpu: 4\n", "            memory: 64Gi\n            nvidia.com/gpu: 4\n", 1),
-		"rdma/kustomization.yaml": `resources: [../base]
+// rdmaOverlay is an overlay of ../base whose JSON 6902 patch adds rdma/ib
+// (which no rule maps) into the first container's limits.
+const rdmaOverlay = `resources: [../base]
 patches:
 - target: {kind: Deployment}
   patch: |-
     - op: add
       path: /spec/template/spec/containers/0/resources/limits/rdma~1ib
       value: 1
-`,
+`
+
+func TestUnmappedPatchBlocksNothing(t *testing.T) {
+	t.Parallel()
+	dir := testfs.Tree(t, map[string]string{
+		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
+		"base/deploy.yaml":        strings.Replace(vllmDeployment, "            nvidia.com/gpu: 4\n", "            memory: 64Gi\n            nvidia.com/gpu: 4\n", 1),
+		"rdma/kustomization.yaml": rdmaOverlay,
 	})
 	res := migrateTree(t, dir)
 	if res.Failed != 0 || res.Migrated != 1 {
@@ -393,14 +397,7 @@ func TestPatchAddsIntoEmptiedMap(t *testing.T) {
 	dir := testfs.Tree(t, map[string]string{
 		"base/kustomization.yaml": "resources: [deploy.yaml]\n",
 		"base/deploy.yaml":        vllmDeployment,
-		"rdma/kustomization.yaml": `resources: [../base]
-patches:
-- target: {kind: Deployment}
-  patch: |-
-    - op: add
-      path: /spec/template/spec/containers/0/resources/limits/rdma~1ib
-      value: 1
-`,
+		"rdma/kustomization.yaml": rdmaOverlay,
 	})
 	res := migrateTree(t, dir)
 	if res.Failed != 0 || res.Migrated != 1 || len(res.Units) != 1 || res.Units[0].Status != proof.Proved {
