@@ -368,6 +368,14 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 		}
 	}
 	if len(ce.Claims) == 0 {
+		if len(res.YNode().Content) == 0 {
+			// Removing the last request (a request of zero) leaves no
+			// resources: drop the map, as kubectl users write it, not
+			// `resources: {}`. Its comments stay in the text (splice).
+			if _, err := c.Pipe(yaml.FieldClearer{Name: "resources"}); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	claims, err := res.Pipe(yaml.LookupCreate(yaml.SequenceNode, "claims"))

@@ -116,6 +116,8 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, 
 			}
 			st := d.Status
 			switch {
+			case d.Zero:
+				st = rules.NoDevice // the mapping stays: migrate removes the entry
 			case f.Values != "" && f.Kind != "":
 				st = rules.CustomResource // the mapping stays, for the narrow gates
 			case f.Values != "":
@@ -160,6 +162,9 @@ type Summary struct {
 	// CustomResource counts requests set in custom resources outside any
 	// pod template (custom-resource): migrate leaves them.
 	CustomResource int `json:"customResource"`
+	// NoDevice counts requests of zero (no-device): they ask for no
+	// device, migrate removes them and no gate fails on them.
+	NoDevice int `json:"noDevice"`
 	// Governance counts objects that count or govern devices (quotas,
 	// LimitRanges, queues); GovernanceBreaks those of them that stop
 	// doing so after migration unless migrate or the user acts.
@@ -192,6 +197,8 @@ func (s *Summary) Count(items []Item) {
 			s.HelmValues++
 		case rules.CustomResource:
 			s.CustomResource++
+		case rules.NoDevice:
+			s.NoDevice++
 		case rules.Governance:
 			s.Governance++
 			if g := it.Mapping.Govern; g != nil && g.Breaks {
