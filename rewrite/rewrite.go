@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -151,8 +152,9 @@ func listOf(root *yaml.Node) *yaml.Node {
 // is kept on a line of its own.
 func encodeDocument(old []byte, root, before *yaml.Node, moved []string, style style) ([]byte, error) {
 	content, trail := trimTrailing(old)
+	isJSON := isJSONText(content)
 	enc := func(n *yaml.Node) ([]byte, error) {
-		if bytes.HasPrefix(bytes.TrimSpace(bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))), []byte("{")) {
+		if isJSON {
 			return encodeJSON(n, jsonIndent(content)), nil
 		}
 		return encodeYAML(n, style)
@@ -171,18 +173,38 @@ func encodeDocument(old []byte, root, before *yaml.Node, moved []string, style s
 				// and its check would double migrate's time).
 				return append(b, trail...), nil
 			}
+			if !isJSON && isFlowText(content) {
+				if s, ok := spliceFlow(content, b0, b); ok {
+					return append(s, trail...), nil
+				}
+			}
 			if s, ok := splice(content, b0, b, moved); ok {
 				return append(s, trail...), nil
 			}
 		}
 	}
-	if !bytes.HasPrefix(bytes.TrimSpace(content), []byte("{")) {
+	if !isJSON {
 		b = restoreSpacing(content, b)
 	}
 	if bytes.HasPrefix(content, []byte("---")) {
 		b = append([]byte("---\n"), b...)
 	}
 	return append(b, trail...), nil
+}
+
+// isJSONText reports whether a document's text is JSON (after a BOM): a
+// YAML flow mapping starts with "{" too (`{apiVersion: v1, kind: Pod}`)
+// and stays YAML, its quoting as written.
+func isJSONText(content []byte) bool {
+	t := bytes.TrimSpace(bytes.TrimPrefix(content, []byte("\xef\xbb\xbf")))
+	return bytes.HasPrefix(t, []byte("{")) && json.Valid(t)
+}
+
+// isFlowText reports whether a document's text is one YAML flow
+// collection (after a BOM).
+func isFlowText(content []byte) bool {
+	t := bytes.TrimSpace(bytes.TrimPrefix(content, []byte("\xef\xbb\xbf")))
+	return bytes.HasPrefix(t, []byte("{")) || bytes.HasPrefix(t, []byte("["))
 }
 
 // restoreSpacing puts back the original of every re-encoded line that
