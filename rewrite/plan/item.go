@@ -267,17 +267,9 @@ const IgnoreReasonRuleID = "ignore-without-reason"
 // IgnoreReasonMessage is the text of that finding.
 const IgnoreReasonMessage = "the kubedra.io/ignore annotation needs a reason, e.g. kubedra.io/ignore: \"migrated by the platform team in Q3\"; the request is checked as if it were not there"
 
-// Workload names the item's object: "Deployment ml/train".
-func (it Item) Workload() string {
-	name := it.Name
-	if it.Namespace != "" {
-		name = it.Namespace + "/" + name
-	}
-	if it.Kind == "" {
-		return name
-	}
-	return it.Kind + " " + name
-}
+// Workload names the item's object as every report does (ObjectRef's
+// form): "Deployment/ml/train".
+func (it Item) Workload() string { return it.Object().String() }
 
 // Message says in one sentence what a finding is and what it means.
 func (it Item) Message() string {
@@ -317,10 +309,7 @@ func (it Item) Message() string {
 			fmt.Fprintf(&b, ": %s", m.Reason)
 		}
 	case rules.DRABacked:
-		b.WriteString(", which DRA already serves")
-		if m.Reason != "" {
-			fmt.Fprintf(&b, ": %s", m.Reason)
-		}
+		b.WriteString(", " + led(servedByDRA, m.Reason))
 	default:
 		fmt.Fprintf(&b, " (status %s)", it.Status)
 	}
