@@ -153,3 +153,19 @@ func TestFlowDocumentBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestMovedCommentsInOrder (issue 28): comments that move to a new entry
+// keep the order they had in the text, the removed map's own comment
+// before its entries'.
+func TestMovedCommentsInOrder(t *testing.T) {
+	t.Parallel()
+	in := podHead + "  containers:\n  - name: c\n    image: x\n    resources:\n      # one\n      limits:\n        # two\n        nvidia.com/gpu: 2 # three\n" +
+		"        # four\n        vpc.amazonaws.com/efa: 1 # five\n"
+	r := run(t, "pod.yaml", []byte(in), plan.Options{})
+	if r.failed {
+		t.Fatalf("failed: %s", diagnostics(r.res))
+	}
+	if want := "      # one\n      # two\n      # three\n      # four\n      # five\n"; !strings.Contains(string(r.out), want) {
+		t.Errorf("no\n%s\nin\n%s", want, r.out)
+	}
+}

@@ -376,18 +376,21 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 		if m == nil || m.Value.YNode().Kind != yaml.MappingNode {
 			continue
 		}
+		var entries []string
 		for _, key := range ce.Remove {
-			moved = append(moved, takeComments(m.Value, key)...)
+			entries = append(entries, takeComments(m.Value, key)...)
 			if _, err := m.Value.Pipe(yaml.FieldClearer{Name: key}); err != nil {
 				return err
 			}
 		}
 		if len(m.Value.YNode().Content) == 0 {
-			moved = append(moved, takeComments(res, field)...)
+			// The map's own comments come first, as in the text.
+			entries = append(takeComments(res, field), entries...)
 			if _, err := res.Pipe(yaml.FieldClearer{Name: field}); err != nil {
 				return err
 			}
 		}
+		moved = append(moved, entries...)
 	}
 	if len(ce.Claims) == 0 {
 		if len(res.YNode().Content) == 0 {
