@@ -189,6 +189,27 @@ func TestHelmPostRenderer(t *testing.T) {
 		}
 	})
 
+	// The forms users mix up (issue 28): Helm 3 given migrate without "-"
+	// fails with kubedra's hint; Helm 4 given Helm 3's exec form without
+	// the plugin installed names the plugin it looked for; Helm 4 with the
+	// plugin given migrate - again fails (the plugin runs migrate -
+	// already).
+	t.Run("the other helm's form", func(t *testing.T) {
+		tmpl := []string{"template", "gpu", "testdata/helm/gpu-hook"}
+		r := run(t, env, nil, helm3, append(tmpl, "--post-renderer", "kubedra", "--post-renderer-args", "migrate")...)
+		if r.err == nil || !bytes.Contains(r.stderr, []byte("stdin is not a terminal: pass - to read it (a Helm 3 post-renderer: --post-renderer-args migrate --post-renderer-args -")) {
+			t.Errorf("helm 3 with migrate and no -: %v\n%s", r.err, r.stderr)
+		}
+		bare := helmEnv(t, bin) // no plugin installed
+		r = run(t, bare, nil, helm4, append(tmpl, helm3PR...)...)
+		if r.err == nil || !bytes.Contains(r.stderr, []byte(`invalid argument "kubedra" for "--post-renderer" flag: plugin: {Name:kubedra Type:postrenderer/v1} not found`)) {
+			t.Errorf("helm 4 without the plugin: %v\n%s", r.err, r.stderr)
+		}
+		if r := run(t, env, nil, helm4, append(tmpl, helm3PR...)...); r.err == nil {
+			t.Errorf("helm 4's plugin given migrate - again passed:\n%s", r.stdout)
+		}
+	})
+
 	t.Run("failures fail helm", func(t *testing.T) {
 		// Helm accepts the chart (a duplicate key); kubedra refuses it, exit 1.
 		tmpl := []string{"template", "gpu", "testdata/helm/dupkey"}

@@ -153,3 +153,72 @@ func TestMigrateDRAUpgradeDocuments(t *testing.T) {
 		t.Errorf("parameters not folded:\n%s", s)
 	}
 }
+
+// TestCheckDRAGateAt137 (issue 28): a DynamicResourceAllocation setting is
+// reported on 1.37, where the gate is locked on and one release from
+// removal, in each place a cluster's configuration sets it: a static
+// kube-apiserver Pod's command and args, a KubeletConfiguration, kind's
+// Cluster. It fails --fail-on any (as a version served until a planned
+// removal does), not the narrow gates, and migrate removes the setting.
+func TestCheckDRAGateAt137(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"apiserver.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: kube-apiserver, namespace: kube-system}
+spec:
+  containers:
+  - name: kube-apiserver
+    image: registry.k8s.io/kube-apiserver:v1.36.0
+    command:
+    - kube-apiserver
+    - --feature-gates=DynamicResourceAllocation=true
+`,
+		"scheduler.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: kube-scheduler, namespace: kube-system}
+spec:
+  containers:
+  - name: kube-scheduler
+    image: registry.k8s.io/kube-scheduler:v1.36.0
+    command: [kube-scheduler]
+    args: ["--v=2", "--feature-gates=DRAAdminAccess=true,DynamicResourceAllocation=true"]
+`,
+		"kubelet.yaml": "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  DynamicResourceAllocation: true\n",
+		"kind.yaml":    "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nfeatureGates:\n  DynamicResourceAllocation: true\n",
+	}
+	dir := testfs.Tree(t, files)
+	target := rules.Version{Major: 1, Minor: 37}
+	for gate, want := range map[plan.Gate]int{plan.FailOnAny: 4, plan.FailOnLossy: 0, plan.FailOnUnmapped: 0} {
+		res, err := action.Check(context.Background(), action.Input{Paths: []string{"."}, Dir: dir},
+			action.CheckOptions{ScanOptions: action.ScanOptions{Target: target}, FailOn: gate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Report.Summary.DRAUpgrade != 4 || res.Failures != want {
+			t.Errorf("--fail-on %s: %d dra-upgrade findings, %d failures; want 4 and %d", gate, res.Report.Summary.DRAUpgrade, res.Failures, want)
+		}
+		for _, it := range res.Report.Findings {
+			if m := it.Message(); !strings.Contains(m, "removed in 1.38") {
+				t.Errorf("%s: %s", it.File, m)
+			}
+		}
+	}
+	res, err := action.Migrate(context.Background(), action.Input{Paths: []string{"."}, Dir: dir},
+		action.MigrateOptions{Plan: plan.Options{Target: target}, Output: emit.Write})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed != 4 {
+		t.Errorf("%d files changed, want 4", res.Changed)
+	}
+	for name := range files {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "DynamicResourceAllocation") || !strings.Contains(string(b), "apiVersion") {
+			t.Errorf("%s after migrate:\n%s", name, b)
+		}
+	}
+}

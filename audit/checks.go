@@ -43,7 +43,7 @@ func Checks() []Check {
 	return []Check{
 		{CheckAPIReadiness, "server version and resource.k8s.io API", Error, []string{"discovery"}, checkAPI},
 		{CheckNodeConflict, "device plugin and DRA driver serve the same devices on a node", Error,
-			[]string{"nodes", "pods", "resourceslices"}, checkNodeConflict},
+			[]string{"nodes", "resourceslices"}, checkNodeConflict}, // pods add evidence: see checkNodeConflict
 		{CheckDaemonSetOverlap, "device-plugin and DRA-driver DaemonSets would share nodes", Error,
 			[]string{"nodes", "daemonsets"}, checkDaemonSetOverlap},
 		{CheckClassNameClash, "DeviceClasses claim the same extendedResourceName", Warning,
@@ -93,7 +93,11 @@ func checkAPI(e *env) []Finding {
 
 // checkNodeConflict: on one node, a device plugin (allocatable or plugin
 // pod) and a DRA driver (ResourceSlices or driver pod) serve the same family.
+// Allocatable and ResourceSlices are evidence enough, so the check runs
+// when pods were not read (a dump of nodes and slices): it then says so
+// instead of calling the plugin and the driver host services.
 func checkNodeConflict(e *env) []Finding {
+	podsRead := !e.f.Missing("pods")
 	type key struct{ pool, family string }
 	groups := map[key][]string{}
 	evidence := map[key][]string{}
@@ -129,8 +133,15 @@ func checkNodeConflict(e *env) []Finding {
 			Fix: "keep one mechanism per node: disable the device plugin on these nodes (label or nodeSelector) before the DRA driver runs there"})
 		if host[k] {
 			f := &out[len(out)-1]
-			f.Message += "; no plugin or driver pod runs there: both are host services of the node image"
+			if podsRead {
+				f.Message += "; no plugin or driver pod runs there: both are host services of the node image"
+			} else {
+				f.Message += "; pods were not read: if no plugin or driver pod runs there, both are host services of the node image"
+			}
 			f.Fix = "disable the node image's device plugin on these nodes (Bottlerocket: settings.kubelet-device-plugins.nvidia.enabled=false), or its DRA driver (settings.kubelet-dra-drivers.nvidia.enabled=false)"
+			if !podsRead {
+				f.Fix = "keep one mechanism per node: disable the device plugin on these nodes (its DaemonSet's nodeSelector, or the node image's settings: Bottlerocket settings.kubelet-device-plugins.nvidia.enabled=false), or the DRA driver"
+			}
 		}
 	}
 	return out

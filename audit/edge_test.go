@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -68,45 +69,52 @@ func TestPluginPodsScope(t *testing.T) {
 
 // A Bottlerocket node runs the NVIDIA device plugin and DRA driver as host
 // services: no pod, but allocatable next to the node's ResourceSlices is a
-// conflict, and the fix names the node image's settings.
+// conflict, and the fix names the node image's settings. The dump as read
+// (issue 28): with other pods in it, and with no pods at all (a dump of
+// nodes and ResourceSlices), where the conflict is still an error naming
+// the node.
+
 func TestHostServiceConflict(t *testing.T) {
-	dump := `apiVersion: v1
-kind: Node
-metadata: {name: br-1, labels: {eks.amazonaws.com/nodegroup: br-gpu}}
-status:
-  allocatable: {nvidia.com/gpu: "4"}
-  nodeInfo: {osImage: "Bottlerocket OS 1.50.0 (aws-k8s-1.37-nvidia)", kubeletVersion: v1.37.2}
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: br-1-gpu}
-spec: {driver: gpu.nvidia.com, nodeName: br-1, pool: {name: br-1, generation: 1, resourceSliceCount: 1}, devices: [{name: gpu-0}]}
-`
-	f, err := cluster.ReadDump(strings.NewReader(dump), cluster.Scope{})
+	b, err := os.ReadFile("../testdata/cluster/host-services.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.ServerVersion, f.Problems = "v1.37.2", nil
-	r := audit.Run(f, audit.Options{Resolver: rules.Default()})
-	var conflict, support *audit.Finding
-	for i, it := range r.Items {
-		switch it.Check {
-		case audit.CheckNodeConflict:
-			conflict = &r.Items[i]
-		case audit.CheckNodeSupport:
-			if strings.Contains(it.Message, "host service") {
-				support = &r.Items[i]
+	hostServiceDump := string(b)
+	for _, tc := range []struct {
+		name, dump, want string
+	}{
+		{"other pods read", hostServiceDump + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: coredns, namespace: kube-system}\nspec: {nodeName: br-1, containers: [{name: c, image: coredns}]}\n",
+			"both are host services"},
+		{"no pods in the dump", hostServiceDump, "pods were not read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := cluster.ReadDump(strings.NewReader(tc.dump), cluster.Scope{})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	if conflict == nil || !strings.Contains(conflict.Message, "both are host services") || !strings.Contains(conflict.Fix, "settings.kubelet-device-plugins.nvidia.enabled=false") {
-		t.Errorf("node-conflict: %+v", conflict)
-	}
-	if support == nil || !strings.Contains(support.Fix, "gpu.nvidia.com DeviceClass") {
-		t.Errorf("node-support: %+v", support)
-	}
-	if len(r.Pools) != 1 || r.Pools[0].Verdict != audit.Conflicting {
-		t.Errorf("pools: %+v", r.Pools)
+			r := audit.Run(f, audit.Options{Resolver: rules.Default()})
+			var conflict, support *audit.Finding
+			for i, it := range r.Items {
+				switch it.Check {
+				case audit.CheckNodeConflict:
+					conflict = &r.Items[i]
+				case audit.CheckNodeSupport:
+					if strings.Contains(it.Message, "host service") {
+						support = &r.Items[i]
+					}
+				}
+			}
+			if conflict == nil || conflict.Severity != audit.Error || !strings.Contains(conflict.Message, "br-1") ||
+				!strings.Contains(conflict.Message, tc.want) || !strings.Contains(conflict.Fix, "settings.kubelet-device-plugins.nvidia.enabled=false") {
+				t.Errorf("node-conflict: %+v", conflict)
+			}
+			if support == nil || !strings.Contains(support.Fix, "gpu.nvidia.com DeviceClass") {
+				t.Errorf("node-support: %+v", support)
+			}
+			if len(r.Pools) != 1 || r.Pools[0].Verdict != audit.Conflicting || !r.HasErrors() {
+				t.Errorf("pools: %+v", r.Pools)
+			}
+		})
 	}
 }
 

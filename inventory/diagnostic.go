@@ -73,6 +73,13 @@ type ObjectRef struct {
 
 // String is "Kind/name", or "Kind/namespace/name" in a namespace.
 func (r ObjectRef) String() string {
+	if r.Kind == "" {
+		// A Helm values key or a document without kind: its name alone.
+		if r.Namespace != "" {
+			return r.Namespace + "/" + r.Name
+		}
+		return r.Name
+	}
 	if r.Namespace != "" {
 		return r.Kind + "/" + r.Namespace + "/" + r.Name
 	}

@@ -93,29 +93,29 @@ const (
 // a nodeSelector or node-affinity term on a device feature-discovery label, a
 // toleration of a device taint, or runtimeClassName: nvidia.
 type Hint struct {
-	Kind HintKind `json:"kind"`
+	Kind HintKind `json:"kind" yaml:"kind"`
 	// Key is the label, taint key, or "runtimeClassName".
-	Key string `json:"key"`
+	Key string `json:"key" yaml:"key"`
 	// Operator is In, NotIn, Exists, DoesNotExist, Gt, Lt for affinity
 	// terms, Equal or Exists for tolerations, "" for nodeSelector (= In).
-	Operator string   `json:"operator,omitempty"`
-	Values   []string `json:"values,omitempty"`
+	Operator string   `json:"operator,omitempty" yaml:"operator,omitempty"`
+	Values   []string `json:"values,omitempty" yaml:"values,omitempty"`
 	// Effect of a toleration.
-	Effect string `json:"effect,omitempty"`
+	Effect string `json:"effect,omitempty" yaml:"effect,omitempty"`
 	// Path is the kyaml field path of the hint, relative to the document,
 	// e.g. spec.template.spec.nodeSelector.nvidia\.com/gpu\.product or
 	// spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].
-	Path string `json:"path"`
+	Path string `json:"path" yaml:"path"`
 	// Term is the index of the nodeSelectorTerm for affinity hints (terms
 	// are ORed; expressions in one term are ANDed), else 0.
-	Term int `json:"term,omitempty"`
+	Term int `json:"term,omitempty" yaml:"term,omitempty"`
 	// TermRests are, for required node-affinity hints of an affinity with
 	// several terms, what each of the pod's nodeSelectorTerms asks besides
 	// device labels (a canonical
 	// string per term, "" for nothing): ORed device labels become one
 	// selector only when the rest of every term is the same.
-	TermRests []string `json:"-"`
-	Line      int      `json:"line,omitempty"`
+	TermRests []string `json:"-" yaml:"-"`
+	Line      int      `json:"line,omitempty" yaml:"line,omitempty"`
 }
 
 // Finding is one extended-resource request of one container: a fact, with no

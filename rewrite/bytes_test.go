@@ -113,3 +113,59 @@ func TestCommentsMove(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowDocumentBytes (issue 28 item 3): a document written in flow
+// style (`{apiVersion: v1, kind: Pod, ...}`, YAML that is not JSON) keeps
+// every byte the edit does not need: its quoting, its spacing and its line
+// breaks. JSON stays JSON.
+func TestFlowDocumentBytes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string // want: the migrated document, before its new objects
+	}{
+		{name: "one line",
+			in:   `{apiVersion: v1, kind: Pod, metadata: {name: 'fl', labels: {"a": b}}, spec: {containers: [{name: c, image: "x:1", resources: {limits: {nvidia.com/gpu: 1}}}]}}` + "\n",
+			want: `{apiVersion: v1, kind: Pod, metadata: {name: 'fl', labels: {"a": b}}, spec: {containers: [{name: c, image: "x:1", resources: {claims: [{name: gpu}]}}], resourceClaims: [{name: gpu, resourceClaimTemplateName: fl-gpu}]}}` + "\n"},
+		{name: "one line, the request beside a cpu limit",
+			in:   `{apiVersion: v1, kind: Pod, metadata: {name: fl}, spec: {containers: [{name: c, resources: {limits: {cpu: "1", nvidia.com/gpu: 1}}}]}}` + "\n",
+			want: `{apiVersion: v1, kind: Pod, metadata: {name: fl}, spec: {containers: [{name: c, resources: {limits: {cpu: "1"}, claims: [{name: gpu}]}}], resourceClaims: [{name: gpu, resourceClaimTemplateName: fl-gpu}]}}` + "\n"},
+		{name: "several lines",
+			in:   "{apiVersion: v1, kind: Pod,\n  metadata: {name: 'fl'},   # the pod\n  spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n",
+			want: "{apiVersion: v1, kind: Pod,\n  metadata: {name: 'fl'},   # the pod\n  spec: {containers: [{name: c, resources: {claims: [{name: gpu}]}}], resourceClaims: [{name: gpu, resourceClaimTemplateName: fl-gpu}]}}\n"},
+		{name: "a BOM and CRLF",
+			in:   "\xef\xbb\xbf{apiVersion: v1, kind: Pod,\r\n  metadata: {name: fl}, spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}\r\n",
+			want: "\xef\xbb\xbf{apiVersion: v1, kind: Pod,\r\n  metadata: {name: fl}, spec: {containers: [{name: c, resources: {claims: [{name: gpu}]}}], resourceClaims: [{name: gpu, resourceClaimTemplateName: fl-gpu}]}}\r\n"},
+		{name: "json stays json",
+			in:   `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "fl"}, "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}` + "\n",
+			want: `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "fl"}, "spec": {"containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}], "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "fl-gpu"}]}}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, "pod.yaml", []byte(tt.in), plan.Options{})
+			if r.failed {
+				t.Fatalf("failed: %s", diagnostics(r.res))
+			}
+			doc, _, _ := strings.Cut(string(r.out), "---")
+			if doc != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", doc, tt.want)
+			}
+		})
+	}
+}
+
+// TestMovedCommentsInOrder (issue 28): comments that move to a new entry
+// keep the order they had in the text, the removed map's own comment
+// before its entries'.
+func TestMovedCommentsInOrder(t *testing.T) {
+	t.Parallel()
+	in := podHead + "  containers:\n  - name: c\n    image: x\n    resources:\n      # one\n      limits:\n        # two\n        nvidia.com/gpu: 2 # three\n" +
+		"        # four\n        vpc.amazonaws.com/efa: 1 # five\n"
+	r := run(t, "pod.yaml", []byte(in), plan.Options{})
+	if r.failed {
+		t.Fatalf("failed: %s", diagnostics(r.res))
+	}
+	if want := "      # one\n      # two\n      # three\n      # four\n      # five\n"; !strings.Contains(string(r.out), want) {
+		t.Errorf("no\n%s\nin\n%s", want, r.out)
+	}
+}

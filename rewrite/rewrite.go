@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -152,8 +153,9 @@ func listOf(root *yaml.Node) *yaml.Node {
 // is kept on a line of its own.
 func encodeDocument(old []byte, root, before *yaml.Node, moved []string, style style) ([]byte, error) {
 	content, trail := trimTrailing(old)
+	isJSON := isJSONText(content)
 	enc := func(n *yaml.Node) ([]byte, error) {
-		if bytes.HasPrefix(bytes.TrimSpace(bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))), []byte("{")) {
+		if isJSON {
 			return encodeJSON(n, jsonIndent(content)), nil
 		}
 		return encodeYAML(n, style)
@@ -172,18 +174,38 @@ func encodeDocument(old []byte, root, before *yaml.Node, moved []string, style s
 				// and its check would double migrate's time).
 				return append(b, trail...), nil
 			}
+			if !isJSON && isFlowText(content) {
+				if s, ok := spliceFlow(content, b0, b); ok {
+					return append(s, trail...), nil
+				}
+			}
 			if s, ok := splice(content, b0, b, moved); ok {
 				return append(s, trail...), nil
 			}
 		}
 	}
-	if !bytes.HasPrefix(bytes.TrimSpace(content), []byte("{")) {
+	if !isJSON {
 		b = restoreSpacing(content, b)
 	}
 	if bytes.HasPrefix(content, []byte("---")) {
 		b = append([]byte("---\n"), b...)
 	}
 	return append(b, trail...), nil
+}
+
+// isJSONText reports whether a document's text is JSON (after a BOM): a
+// YAML flow mapping starts with "{" too (`{apiVersion: v1, kind: Pod}`)
+// and stays YAML, its quoting as written.
+func isJSONText(content []byte) bool {
+	t := bytes.TrimSpace(bytes.TrimPrefix(content, []byte("\xef\xbb\xbf")))
+	return bytes.HasPrefix(t, []byte("{")) && json.Valid(t)
+}
+
+// isFlowText reports whether a document's text is one YAML flow
+// collection (after a BOM).
+func isFlowText(content []byte) bool {
+	t := bytes.TrimSpace(bytes.TrimPrefix(content, []byte("\xef\xbb\xbf")))
+	return bytes.HasPrefix(t, []byte("{")) || bytes.HasPrefix(t, []byte("["))
 }
 
 // restoreSpacing puts back the original of every re-encoded line that
@@ -355,20 +377,31 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 		if m == nil || m.Value.YNode().Kind != yaml.MappingNode {
 			continue
 		}
+		var entries []string
 		for _, key := range ce.Remove {
-			moved = append(moved, takeComments(m.Value, key)...)
+			entries = append(entries, takeComments(m.Value, key)...)
 			if _, err := m.Value.Pipe(yaml.FieldClearer{Name: key}); err != nil {
 				return err
 			}
 		}
 		if len(m.Value.YNode().Content) == 0 && !slices.Contains(ce.Keep, field) {
-			moved = append(moved, takeComments(res, field)...)
+			// The map's own comments come first, as in the text.
+			entries = append(takeComments(res, field), entries...)
 			if _, err := res.Pipe(yaml.FieldClearer{Name: field}); err != nil {
 				return err
 			}
 		}
+		moved = append(moved, entries...)
 	}
 	if len(ce.Claims) == 0 {
+		if len(res.YNode().Content) == 0 {
+			// Removing the last request (a request of zero) leaves no
+			// resources: drop the map, as kubectl users write it, not
+			// `resources: {}`. Its comments stay in the text (splice).
+			if _, err := c.Pipe(yaml.FieldClearer{Name: "resources"}); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	claims, err := res.Pipe(yaml.LookupCreate(yaml.SequenceNode, "claims"))

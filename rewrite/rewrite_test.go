@@ -196,6 +196,14 @@ func TestGolden(t *testing.T) {
 			if r.claims != nil || fileExists(filepath.Join(dir, "claims.yaml")) {
 				golden.Check(t, filepath.Join(dir, "claims.yaml"), r.claims)
 			}
+			// No comment line of the input is lost (issue 28: commented-out
+			// entries above a removed GPU label); the comment beside a
+			// removed entry may go with it.
+			for c, n := range commentLines(data) {
+				if got := strings.Count(string(r.out), c); got < n {
+					t.Errorf("comment line %q lost (%d of %d)", c, n-got, n)
+				}
+			}
 			if r.failed {
 				if !bytes.Equal(r.out, data) {
 					t.Errorf("a file that fails must be left as it was")
@@ -213,6 +221,17 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// commentLines counts the lines of text that are comments only.
+func commentLines(text []byte) map[string]int {
+	out := map[string]int{}
+	for _, l := range strings.Split(string(text), "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "#") {
+			out[t]++
+		}
+	}
+	return out
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -363,6 +363,9 @@ func removeGate(root *yaml.RNode, g plan.GateEdit) error {
 			}
 		}
 		clearField(m, g.Gate)
+		if parent != "" {
+			dropEmpty(walk(root.YNode(), parsePath(parent)))
+		}
 		return nil
 	}
 	chain := walk(root.YNode(), parsePath(g.Field))
@@ -381,12 +384,29 @@ func removeGate(root *yaml.RNode, g plan.GateEdit) error {
 	switch {
 	case parent.Kind == yaml.SequenceNode:
 		remove(parent, n)
+		dropEmpty(chain[:len(chain)-1])
 	case parent.Kind == yaml.MappingNode && len(chain) >= 3 && scalarField(parent, "name") == "feature-gates" && chain[len(chain)-3].Kind == yaml.SequenceNode:
 		remove(chain[len(chain)-3], parent)
+		dropEmpty(chain[:len(chain)-2])
 	case parent.Kind == yaml.MappingNode:
 		remove(parent, n)
+		dropEmpty(chain[:len(chain)-1])
 	}
 	return nil
+}
+
+// dropEmpty removes the last node of chain (root first) from the map that
+// holds it when removing a setting left it empty, and so on up: no
+// `featureGates: {}`, `extraArgs: []` or `controllerManager: {}` stays
+// behind (issue 28).
+func dropEmpty(chain []*yaml.Node) {
+	for ; len(chain) >= 2; chain = chain[:len(chain)-1] {
+		last, parent := chain[len(chain)-1], chain[len(chain)-2]
+		if last.Kind != yaml.MappingNode && last.Kind != yaml.SequenceNode || len(last.Content) > 0 || parent.Kind != yaml.MappingNode {
+			return
+		}
+		remove(parent, last)
+	}
 }
 
 // scalarField is the value of key in map m when it is a scalar, else "".

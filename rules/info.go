@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -21,6 +22,11 @@ type RuleInfo struct {
 	Reason               string   `json:"reason,omitempty" yaml:"reason,omitempty"`
 	Notes                string   `json:"notes,omitempty" yaml:"notes,omitempty"`
 	Examples             []string `json:"examples,omitempty" yaml:"examples,omitempty"`
+	// Selectors are the rule's CEL selectors as written ({{var}} not
+	// expanded), [] when it has none.
+	Selectors []string `json:"selectors" yaml:"selectors"`
+	// Count says how the requested quantity becomes a device count.
+	Count string `json:"count" yaml:"count"`
 	// Source is "builtin:<file>" or the user file, with the line.
 	Source string `json:"source" yaml:"source"`
 	// Applies is "yes", "disabled" or "replaced by <source>".
@@ -55,11 +61,28 @@ func (s *Set) Matching(resource string) []RuleInfo {
 	return out
 }
 
+// countInfo says how a rule's Count turns the quantity into devices.
+func countInfo(c *Count) string {
+	if c == nil || c.UnitsPerDevice <= 1 && len(c.ByInstanceFamily) == 0 {
+		return "one device per unit requested"
+	}
+	s := fmt.Sprintf("ceil(units / %d)", c.UnitsPerDevice)
+	if len(c.ByInstanceFamily) > 0 {
+		var fams []string
+		for _, f := range slices.Sorted(maps.Keys(c.ByInstanceFamily)) {
+			fams = append(fams, fmt.Sprintf("%s %d", f, c.ByInstanceFamily[f]))
+		}
+		s += "; by instance family: " + strings.Join(fams, ", ")
+	}
+	return s
+}
+
 func info(r *rule) RuleInfo {
 	ri := RuleInfo{
 		ID: r.ID, Vendor: r.Vendor, Resource: r.Resource, Driver: r.Driver, DeviceClass: r.DeviceClass,
 		Status: r.Status, ExtendedResourceName: r.ExtendedResourceName, Loss: r.Loss, Reason: r.Reason,
 		Notes: r.Notes, Examples: r.Examples, Source: fmt.Sprintf("%s:%d", r.source, r.line), Applies: "yes",
+		Selectors: append([]string{}, r.Selectors...), Count: countInfo(r.Count),
 	}
 	if ri.Resource == "" {
 		ri.Resource = r.Match

@@ -205,8 +205,12 @@ func GateUpgrade(gate, value string, target Version) *Upgrade {
 			u.Serving = NotServed
 			return u
 		}
-		if target.AtLeast(Version{1, 35}) && !strings.EqualFold(value, "true") {
-			u.Serving = ServedByDefault // locked to true: =false is refused
+		if target.AtLeast(Version{1, 35}) {
+			// Locked to true: =false is refused; =true is accepted but
+			// does nothing, and the component refuses to start with it
+			// from 1.38, as a version served until its removal is
+			// reported (dra.md section 4).
+			u.Serving = ServedByDefault
 			return u
 		}
 	case "DRAControlPlaneController":
@@ -225,6 +229,8 @@ func (u *Upgrade) Describe(target Version) string {
 		gate, value, _ := strings.Cut(u.From, "=")
 		if u.Serving == NotServed {
 			fmt.Fprintf(&b, "the %s feature gate is removed in %s: a %s component refuses to start with %s set (\"unrecognized feature gate\")", gate, u.RemovedIn, target, u.From)
+		} else if strings.EqualFold(value, "true") {
+			fmt.Fprintf(&b, "the %s feature gate is locked to true from 1.35: %s=%s does nothing, and it is removed in %s, where a component started with it refuses to start; remove the setting", gate, gate, value, u.RemovedIn)
 		} else {
 			fmt.Fprintf(&b, "the %s feature gate is locked to true from 1.35: %s=%s is refused (\"cannot set feature gate\"); it is removed in %s", gate, gate, value, u.RemovedIn)
 		}

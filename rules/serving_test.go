@@ -86,7 +86,9 @@ func TestGateUpgrade(t *testing.T) {
 		want        string // "" no finding, else a word of the description
 	}{
 		{"DynamicResourceAllocation", "true", 38, "removed in 1.38"},
-		{"DynamicResourceAllocation", "true", 37, ""}, // locked gate at its default: accepted
+		{"DynamicResourceAllocation", "true", 37, "does nothing, and it is removed in 1.38"}, // accepted, one release from removal
+		{"DynamicResourceAllocation", "true", 35, "does nothing"},
+		{"DynamicResourceAllocation", "true", 34, ""}, // GA, not locked
 		{"DynamicResourceAllocation", "false", 37, "locked to true"},
 		{"DynamicResourceAllocation", "false", 34, ""},
 		{"DRAControlPlaneController", "true", 32, "removed in 1.32"},

@@ -43,6 +43,11 @@ const (
 	// into pods, so migrate does not edit it; its mapping is decided as for
 	// a workload, for the narrow gates.
 	CustomResource Status = "custom-resource"
+	// NoDevice: a request of zero for a resource a rule maps ("0",
+	// "0m"): it asks for no device, so nothing moves to DRA; migrate
+	// removes the entry and adds no claim (Decision.Zero). Reports show it
+	// at info level and no gate fails on it.
+	NoDevice Status = "no-device"
 )
 
 // Govern is what a governance finding counts and what happens to it when

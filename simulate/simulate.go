@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -49,7 +50,21 @@ type Outcome struct {
 	Fits    bool        `json:"fits"`
 	Pods    int         `json:"pods"`
 	Pools   []PoolCount `json:"pools"`
-	Reasons []string    `json:"reasons,omitempty"`
+	Reasons []string    `json:"reasons"`
+}
+
+// MarshalJSON writes an outcome's lists as [] when they are empty, however
+// it was built: simulate's JSON promises every list.
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	type plain Outcome // without this method
+	p := plain(o)
+	if p.Pools == nil {
+		p.Pools = []PoolCount{}
+	}
+	if p.Reasons == nil {
+		p.Reasons = []string{}
+	}
+	return json.Marshal(p)
 }
 
 // PoolCount is the pods of a template on one pool.

@@ -3,10 +3,12 @@ package cluster
 import (
 	"bufio"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -214,7 +216,7 @@ func (d *dumpRead) object(o dumpObject) error {
 		return err
 	}
 	if err := addObject(d.c, u); err != nil {
-		return fmt.Errorf("%s: %s %s/%s: %w", o.place, u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		return fmt.Errorf("%s: %s: %w", o.place, inventory.ObjectRef{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}, err)
 	}
 	d.seen[u.GetKind()] = true
 	if g, v, ok := strings.Cut(u.GetAPIVersion(), "/"); ok && g == "resource.k8s.io" {
@@ -288,9 +290,35 @@ func (d *dumpRead) markKinds(kinds map[string]string) {
 	}
 }
 
+// fieldError says which field of obj does not decode into into: the
+// converter's error does not ("unrecognized type: int64"), encoding/json's
+// does, so the object is decoded again through JSON to find it.
+func fieldError(obj map[string]any, into any, err error) error {
+	data, jerr := json.Marshal(obj)
+	if jerr != nil {
+		return err
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(json.Unmarshal(data, reflect.New(reflect.TypeOf(into).Elem()).Interface()), &te) && te.Field != "" {
+		return fmt.Errorf("%s: %s where %s is wanted", te.Field, article(te.Value), te.Type)
+	}
+	return err
+}
+
+// article puts "a" or "an" before a JSON value's kind ("string", "array").
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
 func addObject(c *Collector, u *unstructured.Unstructured) error {
 	conv := func(into any) error {
-		return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+			return fieldError(u.Object, into, err)
+		}
+		return nil
 	}
 	switch u.GetAPIVersion() + " " + u.GetKind() {
 	case "v1 Node":

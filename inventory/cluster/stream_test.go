@@ -25,6 +25,23 @@ func TestDumpItemNotObject(t *testing.T) {
 	}
 }
 
+// An object a field of which has the wrong type is an error naming the
+// item, the object and the field's path (issue 28), whatever the kind.
+func TestDumpDecodeErrorNamesField(t *testing.T) {
+	for _, tc := range []struct{ item, want string }{
+		{"{apiVersion: v1, kind: Pod, metadata: {name: p, namespace: ml}, spec: {terminationGracePeriodSeconds: '30', containers: [{name: c, image: x}]}}",
+			"items[1]: Pod/ml/p: spec.terminationGracePeriodSeconds: a string where int64 is wanted"},
+		{"{apiVersion: v1, kind: Node, metadata: {name: n2, labels: {a: [1]}}}",
+			"items[1]: Node/n2: metadata.labels: an array where string is wanted"},
+	} {
+		in := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n1}}\n- " + tc.item + "\n"
+		_, err := cluster.ReadDump(strings.NewReader(in), cluster.Scope{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+}
+
 // The same object twice (two kubectl runs, a List and a file repeating an
 // item) is read once; two different copies are an error naming both.
 func TestDumpDuplicates(t *testing.T) {

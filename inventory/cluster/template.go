@@ -53,7 +53,7 @@ func addDocuments(ws []Workload) {
 			w.Document, err = m.doc, m.err
 		}
 		if err != nil {
-			w.DocumentError = fmt.Sprintf("pod template of %s %s/%s: %v", w.Kind, w.Namespace, w.Name, err)
+			w.DocumentError = fmt.Sprintf("pod template of %s: %v", inventory.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}, err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
@@ -407,7 +408,7 @@ func (b *builder) leftAlone(pd *pod) bool {
 	}
 	if f0.Generic {
 		for _, f := range pd.findings {
-			b.diag(inventory.Warning, RuleUnknownKind, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", f.Kind, f.PodTemplatePath),
+			b.diag(inventory.Warning, RuleUnknownKind, f, fmt.Sprintf("%s is not a known workload kind; its pod template was found by the generic fallback at %s and is left unchanged", schema.FromAPIVersionAndKind(f.APIVersion, f.Kind).GroupKind(), f.PodTemplatePath),
 				"add a templatePaths entry for the kind in a rules file (--rules) to migrate it")
 		}
 		return true
@@ -437,7 +438,7 @@ func (b *builder) reportDecisions(pd *pod) bool {
 		case dec.Status == rules.Lossy:
 			b.diag(inventory.Warning, RuleLossy, f, "left unchanged: the mapping is lossy: "+dec.Loss, or(dec.Fix, "review the loss, then pass --allow-lossy to apply it"))
 		case dec.Status == rules.DRABacked:
-			b.diag(inventory.Info, RuleDRABacked, f, "left unchanged: already served by DRA"+suffix(dec.Reason), dec.Fix)
+			b.diag(inventory.Info, RuleDRABacked, f, "left unchanged: "+led(servedByDRA, dec.Reason), dec.Fix)
 		default:
 			b.diag(inventory.Warning, RuleUnmapped, f, "left unchanged: "+or(dec.Reason, "no rule maps "+f.Resource), or(dec.Fix, "add a rule for it in a rules file (--rules)"))
 		}
@@ -575,6 +576,23 @@ func or(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// servedByDRA is what a DRA-backed request is; a rule's reason usually
+// starts with it.
+const servedByDRA = "already served by DRA"
+
+// led is reason led by lead ("lead: reason"), or reason alone when it
+// starts with lead already, or lead when there is no reason: a message
+// says a thing once.
+func led(lead, reason string) string {
+	switch {
+	case reason == "":
+		return lead
+	case strings.HasPrefix(strings.ToLower(reason), strings.ToLower(lead)):
+		return reason
+	}
+	return lead + ": " + reason
 }
 
 func suffix(s string) string {

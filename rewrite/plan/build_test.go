@@ -228,7 +228,7 @@ func TestBuildDecisions(t *testing.T) {
 			"warning a.yaml:11 unmapped: left unchanged: no rule for fpga.example.org/x",
 			"warning a.yaml:12 shell: left unchanged: quantity \"$GPUS\"",
 			"info a.yaml:13 skip: ignored: runs on the old pool",
-			"warning a.yaml:14 w: Widget is not a known workload kind",
+			"warning a.yaml:14 w: Widget.apps is not a known workload kind",
 		}},
 		{"with --allow-lossy the lossy one moves, with a warning", true, 1, []string{
 			"warning a.yaml:10 lossy: lossy mapping applied (--allow-lossy): fractions",

@@ -11,7 +11,8 @@ type Gate string
 
 // Gates (--fail-on).
 const (
-	// FailOnAny fails on every device-plugin request that is not ignored,
+	// FailOnAny fails on every device-plugin request that is not ignored
+	// and asks for a device (no gate fails on a request of zero),
 	// and on everything written for an earlier DRA (dra-upgrade); DRA-backed
 	// names (KEP-5004) never fail. Every gate fails on what the target does
 	// not serve at all (classic DRA, removed versions, removed gates).
@@ -59,6 +60,10 @@ func (g Gate) Fails(it Item) bool {
 		return g == FailOnAny && gv.Breaks
 	}
 	st := it.Status
+	if st == rules.NoDevice {
+		// Zero asks for no device: nothing to move, nothing to fail.
+		return false
+	}
 	if st == rules.HelmValues || st == rules.CustomResource {
 		// migrate leaves it: the default gate fails, the narrow gates
 		// judge its mapping as for a workload.

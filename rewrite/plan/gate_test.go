@@ -30,6 +30,7 @@ func TestFails(t *testing.T) {
 		{"lossy", item(rules.Lossy, "", false), map[string]bool{"any": true, "lossy": true, "unmapped": false}},
 		{"unmapped", item(rules.Unmapped, "", false), map[string]bool{"any": true, "lossy": true, "unmapped": true}},
 		{"dra-backed", item(rules.DRABacked, "", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
+		{"a request of zero", item(rules.NoDevice, "", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
 		{"ignored", item(rules.Unmapped, "why", false), map[string]bool{"any": false, "lossy": false, "unmapped": false}},
 		{"ignore without reason", item(rules.DRABacked, "", true), map[string]bool{"any": true, "lossy": true, "unmapped": true}},
 		{"governance that stops counting", govern(true), map[string]bool{"any": true, "lossy": false, "unmapped": false}},

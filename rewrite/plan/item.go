@@ -116,6 +116,8 @@ func Items(findings []inventory.Finding, r Resolver, opts ItemOptions) ([]Item, 
 			}
 			st := d.Status
 			switch {
+			case d.Zero:
+				st = rules.NoDevice // the mapping stays: migrate removes the entry
 			case f.Values != "" && f.Kind != "":
 				st = rules.CustomResource // the mapping stays, for the narrow gates
 			case f.Values != "":
@@ -160,6 +162,9 @@ type Summary struct {
 	// CustomResource counts requests set in custom resources outside any
 	// pod template (custom-resource): migrate leaves them.
 	CustomResource int `json:"customResource"`
+	// NoDevice counts requests of zero (no-device): they ask for no
+	// device, migrate removes them and no gate fails on them.
+	NoDevice int `json:"noDevice"`
 	// Governance counts objects that count or govern devices (quotas,
 	// LimitRanges, queues); GovernanceBreaks those of them that stop
 	// doing so after migration unless migrate or the user acts.
@@ -192,6 +197,8 @@ func (s *Summary) Count(items []Item) {
 			s.HelmValues++
 		case rules.CustomResource:
 			s.CustomResource++
+		case rules.NoDevice:
+			s.NoDevice++
 		case rules.Governance:
 			s.Governance++
 			if g := it.Mapping.Govern; g != nil && g.Breaks {
@@ -260,17 +267,9 @@ const IgnoreReasonRuleID = "ignore-without-reason"
 // IgnoreReasonMessage is the text of that finding.
 const IgnoreReasonMessage = "the kubedra.io/ignore annotation needs a reason, e.g. kubedra.io/ignore: \"migrated by the platform team in Q3\"; the request is checked as if it were not there"
 
-// Workload names the item's object: "Deployment ml/train".
-func (it Item) Workload() string {
-	name := it.Name
-	if it.Namespace != "" {
-		name = it.Namespace + "/" + name
-	}
-	if it.Kind == "" {
-		return name
-	}
-	return it.Kind + " " + name
-}
+// Workload names the item's object as every report does (ObjectRef's
+// form): "Deployment/ml/train".
+func (it Item) Workload() string { return it.Object().String() }
 
 // Message says in one sentence what a finding is and what it means.
 func (it Item) Message() string {
@@ -310,10 +309,7 @@ func (it Item) Message() string {
 			fmt.Fprintf(&b, ": %s", m.Reason)
 		}
 	case rules.DRABacked:
-		b.WriteString(", which DRA already serves")
-		if m.Reason != "" {
-			fmt.Fprintf(&b, ": %s", m.Reason)
-		}
+		b.WriteString(", " + led(servedByDRA, m.Reason))
 	default:
 		fmt.Fprintf(&b, " (status %s)", it.Status)
 	}

@@ -39,6 +39,7 @@ items:
 		{"error findings", []string{"audit", "--from-dump", fixture("mixed.yaml")}, "", app.ExitFindings, "conflicting", ""},
 		{"clean", []string{"audit", "--from-dump", fixture("clean.yaml"), "-o", "markdown"}, "", app.ExitOK, "| plugins | 1 |", ""},
 		{"kubectl list on stdin", []string{"audit", "--from-dump", "-", "-o", "yaml"}, kubectlList, app.ExitOK, "kind: AuditReport", ""},
+		{"host-service conflict in a dump of nodes and slices", []string{"audit", "--from-dump", fixture("host-services.yaml")}, "", app.ExitFindings, "error     node-conflict  pool br-gpu: a device plugin and a DRA driver both serve nvidia devices on 1 node(s): br-1", ""},
 		{"partial read", []string{"audit", "--from-dump", "-"}, partial, app.ExitError, "Partial report", "partial report: could not read pods"},
 		{"missing dump", []string{"audit", "--from-dump", "/nonexistent.yaml"}, "", app.ExitError, "", "reading dump"},
 		{"broken dump", []string{"audit", "--from-dump", "-"}, "a: [", app.ExitError, "", "reading dump -"},

@@ -188,3 +188,63 @@ func TestCheckBaselineCLI(t *testing.T) {
 		t.Errorf("the baseline against itself: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestCheckZeroRequest: a request of 0 for a mapped resource (and one of
+// 0 in requests only, "0m" in another unit) asks for no device: every
+// command and format reports it at info level and check passes (issue 28).
+func TestCheckZeroRequest(t *testing.T) {
+	t.Parallel()
+	dir := WriteFiles(t, t.TempDir(), map[string]string{
+		"zero.yaml":  checkDeployment("", "nvidia.com/gpu"),
+		"mixed.yaml": strings.Replace(checkDeployment("", "amd.com/gpu"), ": 2\n", ": \"0\"\n", 1),
+	})
+	zero := filepath.Join(dir, "zero.yaml")
+	b, err := os.ReadFile(zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(zero, bytes.Replace(b, []byte("nvidia.com/gpu: 2"), []byte("nvidia.com/gpu: 0"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		format string
+		want   []string // what says info in that format
+		not    []string // what would say it fails or warns
+	}{
+		{"table", []string{"no-device"}, nil},
+		{"json", []string{`"status": "no-device"`, `"noDevice": 2`}, []string{`"mappable": 1`}},
+		{"sarif", []string{`"level": "note"`}, []string{`"level": "warning"`, `"level": "error"`}},
+		{"junit", []string{`tests="1"`}, []string{"<failure"}},
+		{"markdown", []string{"more findings that do not fail the gate"}, nil},
+		{"github", []string{"::notice file=mixed.yaml", "::notice file=zero.yaml"}, []string{"::warning", "::error"}},
+		{"krm", []string{"severity: info"}, []string{"severity: warning", "severity: error"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := Invoke(t, Invocation{Args: []string{"check", "-o", tt.format, "zero.yaml", "mixed.yaml"}, Dir: dir})
+			if code != ExitOK {
+				t.Errorf("exit %d, want 0; stderr:\n%s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(stdout, w) {
+					t.Errorf("stdout has %q:\n%s", w, stdout)
+				}
+			}
+		})
+	}
+	for _, gate := range []string{"any", "lossy", "unmapped"} {
+		if code, _, stderr := Invoke(t, Invocation{Args: []string{"check", "--fail-on", gate, "zero.yaml", "mixed.yaml"}, Dir: dir}); code != ExitOK {
+			t.Errorf("--fail-on %s: exit %d, want 0; stderr:\n%s", gate, code, stderr)
+		}
+	}
+	code, stdout, stderr := Invoke(t, Invocation{Args: []string{"scan", "-o", "json", "zero.yaml"}, Dir: dir})
+	if code != ExitOK || !strings.Contains(stdout, `"noDevice": 1`) {
+		t.Errorf("scan: exit %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

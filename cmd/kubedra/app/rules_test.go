@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,6 +123,37 @@ func TestRulesList(t *testing.T) {
 	}
 	if code, _, errOut := Invoke(t, Invocation{Args: []string{"rules", "list", "--rules", filepath.Join(dir, "nope.yaml")}}); code != 1 || !strings.Contains(errOut, "nope.yaml") {
 		t.Errorf("missing rules file: code %d, stderr %q", code, errOut)
+	}
+}
+
+// TestRulesShowRule (issue 28): the rules rules show lists are shown as
+// written, their selectors and their count included.
+func TestRulesShowRule(t *testing.T) {
+	for _, tc := range []struct {
+		resource, id, count string
+		selectors           []string
+	}{
+		{"amd.com/gpu", "amd-gpu", "one device per unit requested", []string{`device.attributes["gpu.amd.com"].?type.orValue("") == "amdgpu"`}},
+		{"aws.amazon.com/neuroncore", "neuroncore", "ceil(units / 2); by instance family: inf1 4, inf2 2, trn1 2, trn1n 2, trn2 4, trn2u 4", []string{}},
+	} {
+		code, out, errOut := Invoke(t, Invocation{Args: []string{"rules", "show", tc.resource}})
+		if code != 0 {
+			t.Fatalf("%s: code %d: %s", tc.resource, code, errOut)
+		}
+		var doc struct {
+			Rules []struct {
+				ID        string
+				Count     string
+				Selectors []string
+			}
+		}
+		if err := sigyaml.Unmarshal([]byte(strings.Split(out, "\n---\n")[0]), &doc); err != nil || len(doc.Rules) == 0 {
+			t.Fatalf("%s: %v\n%s", tc.resource, err, out)
+		}
+		r := doc.Rules[0]
+		if r.ID != tc.id || r.Count != tc.count || !slices.Equal(r.Selectors, tc.selectors) || r.Selectors == nil {
+			t.Errorf("%s: rule %+v, want %s, count %q, selectors %q", tc.resource, r, tc.id, tc.count, tc.selectors)
+		}
 	}
 }
 

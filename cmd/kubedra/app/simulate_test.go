@@ -98,3 +98,33 @@ func TestSimulateExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestOneObjectReference (issue 28): every command names an object the
+// same way, Kind/namespace/name (as scan's table and Flux do; Kind/name
+// for a cluster-scoped one), in tables, messages and diagnostics.
+func TestOneObjectReference(t *testing.T) {
+	t.Parallel()
+	job := strings.Replace(simGPU, "metadata: {name: j}", "metadata: {name: j, namespace: ml}", 1)
+	lossy := strings.Replace(job, "nvidia.com/gpu: 8", "nvidia.com/gpu: 8, example.com/fpga: 1", 1)
+	dir := app.WriteFiles(t, t.TempDir(), map[string]string{"fleet.yaml": simFleet, "job.yaml": job, "fpga.yaml": strings.Replace(lossy, "name: j,", "name: f,", 1)})
+	env := map[string]string{"NO_COLOR": "1", "KUBEDRA_CONFIG": "none"}
+	for _, args := range [][]string{
+		{"scan", "job.yaml"},
+		{"check", "-o", "github", "job.yaml"},
+		{"check", "-o", "markdown", "job.yaml"},
+		{"migrate", "fpga.yaml"},
+		{"simulate", "--nodes", "fleet.yaml", "job.yaml"},
+		{"simulate", "--nodes", "fleet.yaml", "-o", "markdown", "job.yaml"},
+	} {
+		_, out, errOut := app.Invoke(t, app.Invocation{Args: args, Env: env, Dir: dir})
+		all := out + errOut
+		if !strings.Contains(all, "Job/ml/") {
+			t.Errorf("%s: no Job/ml/<name>:\n%s", strings.Join(args, " "), all)
+		}
+		for _, other := range []string{"ml/Job/", "Job ml/", "Job/j ", "Job/f "} {
+			if strings.Contains(all, other) {
+				t.Errorf("%s: %q:\n%s", strings.Join(args, " "), other, all)
+			}
+		}
+	}
+}

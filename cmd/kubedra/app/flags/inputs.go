@@ -82,6 +82,14 @@ func (o *Inputs) Setup(cmd *cobra.Command, args []string, noInput string) error 
 	case o.Example && len(o.Paths) > 0:
 		return Errorf("--example takes no paths")
 	case !o.Example && len(o.Paths) == 0:
+		if !o.IO.InTTY {
+			// Data may be piped in: a Helm 3 post-renderer given
+			// --post-renderer-args migrate without the "-".
+			noInput += "; stdin is not a terminal: pass - to read it"
+			if cmd.Name() == "migrate" {
+				noInput += " (a Helm 3 post-renderer: --post-renderer-args migrate --post-renderer-args -; Helm 4: the plugin, docs/helm.md)"
+			}
+		}
 		return Errorf("no input: %s", noInput)
 	}
 	return nil

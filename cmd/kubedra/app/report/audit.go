@@ -142,7 +142,7 @@ func example(g audit.WorkloadGroup) string {
 	if len(g.Objects) == 0 {
 		return "-"
 	}
-	s := g.Objects[0].Kind + "/" + g.Objects[0].Name
+	s := g.Objects[0].String()
 	if len(g.Objects) > 1 {
 		s += fmt.Sprintf(" (+%d)", len(g.Objects)-1)
 	}

@@ -64,6 +64,34 @@ func (c Check) Failures() int {
 // failing reports whether finding i fails the gate.
 func (c Check) failing(i int) bool { return i < len(c.Failing) && c.Failing[i] }
 
+// severity is finding i's level, the one every format shows (SARIF's
+// note, GitHub's notice and KRM's info for inventory.Info): an error when
+// it fails the gate, info when it is ignored, else its status's level
+// (statusSeverity).
+func (c Check) severity(i int) inventory.Severity {
+	switch {
+	case c.failing(i):
+		return inventory.Error
+	case c.Report.Findings[i].Ignored != "":
+		return inventory.Info
+	}
+	return statusSeverity(c.Report.Findings[i])
+}
+
+// statusSeverity is the level of a finding that does not fail the gate:
+// info when there is nothing to act on (already served by DRA, a request
+// of zero, an object that keeps counting the devices), else a warning.
+// SARIF shows an ignored finding at this level, with its suppression.
+func statusSeverity(it plan.Item) inventory.Severity {
+	switch {
+	case it.Status == rules.DRABacked, it.Status == rules.NoDevice:
+		return inventory.Info
+	case it.Status == rules.Governance && (it.Mapping.Govern == nil || !it.Mapping.Govern.Breaks):
+		return inventory.Info
+	}
+	return inventory.Warning
+}
+
 // workload names a finding's object: "Deployment ml/train".
 func workload(it plan.Item) string { return it.Workload() }
 
@@ -97,6 +125,8 @@ func statusHelp(s rules.Status) string {
 		return "A Helm values file outside a chart that kubedra renders sets a device resource under limits or requests. The chart's templates decide where the value goes, and kubedra edits neither values files nor templates: point kubedra at the chart's folder (it renders the chart and chooses a strategy, docs/charts.md), or render the chart (helm template) and migrate the output, or move the chart to resource claims by hand."
 	case rules.CustomResource:
 		return "A custom resource sets a device resource under limits or requests outside any pod template kubedra knows (an operator's GPU profiles or flavors, such as llmaz's OpenModel inferenceConfig.flavors). The operator turns it into pods, so kubedra does not edit it: move it to resource claims as the operator documents, or, if the map is a pod template's, add a templatePaths entry for the kind in a rules file."
+	case rules.NoDevice:
+		return "The container requests zero of a device resource a kubedra rule maps (`nvidia.com/gpu: 0`): it asks for no device, so nothing moves to DRA. `kubedra migrate` removes the entry (and a resources map it leaves empty) and adds no claim. No gate fails on it."
 	case rules.DRAUpgrade:
 		return "The manifest was written for an earlier DRA: a classic (1.26-1.30) or alpha/beta resource.k8s.io object, a pod's resourceClaims[].source reference, or a DynamicResourceAllocation feature-gate setting. The finding names the version that stops serving it; on the target release it is refused, or served only with --runtime-config. Run `kubedra migrate` to rewrite objects and claim references to resource.k8s.io/v1 and to remove the refused feature-gate settings (comments are kept). See docs/upgrade.md."
 	}
@@ -150,6 +180,9 @@ func CheckSummary(c Check, failedInputs int) string {
 	}
 	if s.HelmValues > 0 {
 		fmt.Fprintf(&b, "; %d in Helm values files (helm-values)", s.HelmValues)
+	}
+	if s.NoDevice > 0 {
+		fmt.Fprintf(&b, "; %d asking for no device (no-device)", s.NoDevice)
 	}
 	if s.Skipped > 0 {
 		fmt.Fprintf(&b, "; %d %s not read", s.Skipped, Plural(s.Skipped, "input", "inputs"))

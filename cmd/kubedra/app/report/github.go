@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
-	"github.com/kubedra/kubedra/rules"
 )
 
 // GitHub writes c as GitHub Actions workflow commands, which the runner
@@ -15,18 +15,13 @@ import (
 //	::error file=deploy/train.yaml,line=12,col=15,title=kubedra unmapped/nvidia.com::Deployment ml/train: ...
 //
 // Findings that fail the gate are errors, other device-plugin requests
-// warnings, DRA-backed and ignored ones notices. Unread inputs are warnings.
+// warnings, those with nothing to act on notices (Check.severity). Unread inputs are warnings.
 // See https://docs.github.com/actions/reference/workflow-commands-for-github-actions.
 func GitHub(w io.Writer, c Check) error {
 	var b strings.Builder
 	for i, it := range c.Report.Findings {
-		cmd := "warning"
-		switch {
-		case it.Ignored != "":
-			cmd = "notice"
-		case c.failing(i):
-			cmd = "error"
-		case it.Status == rules.DRABacked:
+		cmd := string(c.severity(i))
+		if cmd == string(inventory.Info) {
 			cmd = "notice"
 		}
 		msg := it.Message()

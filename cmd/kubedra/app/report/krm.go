@@ -8,7 +8,6 @@ import (
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
-	"github.com/kubedra/kubedra/rules"
 )
 
 // KRMResults are diagnostics as KRM function results (kyaml's
@@ -54,7 +53,7 @@ func CheckKRMResults(c Check) (results, failing framework.Results) {
 	for i, it := range c.Report.Findings {
 		r := &framework.Result{
 			Message:     it.Message(),
-			Severity:    framework.Info,
+			Severity:    framework.Severity(c.severity(i)),
 			ResourceRef: resourceRef(it.APIVersion, it.Kind, it.Namespace, it.Name),
 			Field:       &framework.Field{Path: it.FieldPath()},
 			Tags:        map[string]string{"rule": it.RuleID()},
@@ -64,12 +63,9 @@ func CheckKRMResults(c Check) (results, failing framework.Results) {
 		}
 		switch {
 		case c.failing(i):
-			r.Severity = framework.Error
 			failing = append(failing, r)
 		case it.Ignored != "":
 			r.Message += " (ignored: " + it.Ignored + ")"
-		case it.Status != rules.DRABacked:
-			r.Severity = framework.Warning
 		}
 		if it.IgnoreInvalid {
 			r.Message += "; " + plan.IgnoreReasonMessage

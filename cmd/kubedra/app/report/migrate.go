@@ -53,11 +53,11 @@ func MigrateSummary(w io.Writer, r *action.MigrateResult) {
 }
 
 // DiagnosticLine is one diagnostic as a compiler would print it:
-// "file:line: severity: Kind/name container c resource: message".
+// "file:line: severity: Kind/namespace/name container c resource: message".
 func DiagnosticLine(d inventory.Diagnostic) string {
 	what := ""
 	if o := d.Object; o != nil && (o.Kind != "" || o.Name != "") {
-		what = " " + o.Kind + "/" + o.Name
+		what = " " + o.String()
 		if d.Container != "" {
 			what += " container " + d.Container
 		}

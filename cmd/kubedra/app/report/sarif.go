@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -143,15 +144,8 @@ func SARIF(w io.Writer, c Check) error {
 			vendor = g.What
 		}
 		idx := addRule(statusRule(id, it.Status, vendor))
-		level := "note"
-		switch {
-		case failing:
-			level = "error"
-		case it.Status == rules.Lossy || it.Status == rules.Unmapped || it.Status == rules.Mappable || it.Status == rules.DRAUpgrade || it.Status == rules.HelmValues || it.Status == rules.CustomResource:
-			level = "warning"
-		}
 		r := sarifResult{
-			RuleID: id, RuleIndex: idx, Level: level,
+			RuleID: id, RuleIndex: idx, Level: sarifLevel(failing, it),
 			Message:             sarifText{Text: it.Message()},
 			Locations:           sarifLocations(it),
 			PartialFingerprints: map[string]string{"kubedraFinding/v1": fingerprint(it)},
@@ -195,6 +189,20 @@ func SARIF(w io.Writer, c Check) error {
 	return enc.Encode(log)
 }
 
+// sarifLevel is a result's level: error when it fails the gate, else its
+// status's (an ignored result keeps it: its suppression says it is
+// ignored).
+func sarifLevel(failing bool, it plan.Item) string {
+	switch s := statusSeverity(it); {
+	case failing:
+		return "error"
+	case s == inventory.Info:
+		return "note"
+	default:
+		return string(s)
+	}
+}
+
 func statusRule(id string, s rules.Status, vendor string) sarifRule {
 	short := map[rules.Status]string{
 		rules.Mappable:       "Device-plugin request that kubedra can migrate to DRA",
@@ -205,13 +213,14 @@ func statusRule(id string, s rules.Status, vendor string) sarifRule {
 		rules.Governance:     "Object that counts or governs devices (quota, LimitRange, queue)",
 		rules.HelmValues:     "Device request set in a Helm values file, which kubedra does not edit",
 		rules.CustomResource: "Device request set in a custom resource outside any pod template, which kubedra does not edit",
+		rules.NoDevice:       "Request of zero devices, which migrate removes",
 	}[s]
 	if short == "" {
 		short = "Device request found by kubedra"
 	}
 	help := statusHelp(s)
 	level := "warning"
-	if s == rules.DRABacked || s == rules.Governance {
+	if s == rules.DRABacked || s == rules.Governance || s == rules.NoDevice {
 		level = "note"
 	}
 	name := strings.NewReplacer("-", " ", ".", " ").Replace(string(s) + " " + vendor)

@@ -83,6 +83,7 @@ var (
 		string(rules.Governance):     lipgloss.NewStyle().Foreground(lipgloss.Cyan),
 		string(rules.HelmValues):     lipgloss.NewStyle().Foreground(lipgloss.Yellow).Bold(true),
 		string(rules.CustomResource): lipgloss.NewStyle().Foreground(lipgloss.Yellow).Bold(true),
+		string(rules.NoDevice):       lipgloss.NewStyle().Foreground(lipgloss.Blue),
 		"ignored":                    lipgloss.NewStyle().Faint(true),
 	}
 )
@@ -309,7 +310,7 @@ func summary(s plan.Summary) string {
 		n    int
 		name string
 	}{{s.Mappable, "mappable"}, {s.Lossy, "lossy"}, {s.Unmapped, "unmapped"}, {s.DRABacked, "dra-backed"}, {s.DRAUpgrade, "dra-upgrade"},
-		{s.HelmValues, "helm-values"}, {s.CustomResource, "custom-resource"}, {s.Governance, "governance"}, {s.Ignored, "ignored"}} {
+		{s.HelmValues, "helm-values"}, {s.CustomResource, "custom-resource"}, {s.NoDevice, "no-device"}, {s.Governance, "governance"}, {s.Ignored, "ignored"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 		}

@@ -70,11 +70,7 @@ func pools(l []simulate.PoolCount) string {
 }
 
 func workloadName(w simulate.Workload) string {
-	n := w.Kind + "/" + w.Name
-	if w.Namespace != "" {
-		n = w.Namespace + "/" + n
-	}
-	return n
+	return inventory.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}.String()
 }
 
 func summaryLine(r *simulate.Result) string {
