@@ -351,6 +351,9 @@ func (m *migration) step(f *files.File, p detected) (stream.Job, error) {
 		m.cur = nil
 	}
 	b := &batch{st: st, f: f, fp: fp}
+	// A file no kustomize unit covers is proved batch by batch: its
+	// claims are written beside its workloads (prove.go).
+	b.prove = m.emit != nil && fp != nil && len(fp.Docs) > 0 && !m.holds(f.Path) && !m.opts.Plan.Share
 	var job stream.Job
 	switch {
 	case m.memory != nil:
@@ -378,7 +381,14 @@ func (b *batch) apply(memory bool) {
 		b.applied, b.err = rewrite.Documents(b.f.Docs, b.fp)
 		return
 	}
+	var before map[int][]proof.Pod
+	if b.prove {
+		before = plannedPods(b.f.Docs, b.fp)
+	}
 	b.res, b.err = rewrite.File(b.f.Data, b.f.Offset, b.f.Docs, b.fp)
+	if b.prove && b.err == nil {
+		b.problems = proveBatch(b.f.Path, before, b.res)
+	}
 }
 
 // admit records what reading the batch said: a document that does not
@@ -466,6 +476,9 @@ type batch struct {
 	res       rewrite.Result
 	applied   rewrite.Applied
 	err       error
+	// prove says the batch is proved on its own, problems what it found.
+	prove    bool
+	problems []proof.Problem
 }
 
 // write hands one batch's pieces to its file's output, and ends the file
@@ -485,6 +498,14 @@ func (m *migration) write(j *batch) {
 	if st.out != nil {
 		if j.err != nil && st.failed == nil {
 			st.failed = j.err
+		}
+		if len(j.problems) > 0 && st.failed == nil {
+			for _, p := range j.problems {
+				obj := p.Object
+				st.diags = append(st.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: proof.RuleProof, File: st.path, Object: &obj, Container: p.Container,
+					Message: "left unchanged: migrated, the file would change what the pod gets: " + p.Message, Fix: "see docs/migrate.md#the-proof"})
+			}
+			st.failed = errProof
 		}
 		pieces := []rewrite.Piece{{Old: f.Data, New: f.Data}}
 		if j.rewritten && st.failed == nil {

@@ -356,10 +356,7 @@ spec:
 // built-in rules prove.
 func TestProofInMemory(t *testing.T) {
 	t.Parallel()
-	wrong, err := rules.LoadBytes("wrong.yaml", []byte("apiVersion: kubedra.dev/v1alpha1\nkind: Rules\nrules:\n- id: nvidia-to-amd\n  resource: nvidia.com/gpu\n  driver: gpu.amd.com\n  deviceClass: gpu.amd.com\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wrong := wrongRules(t)
 	for _, tc := range []struct {
 		name  string
 		rules *rules.Set
@@ -410,5 +407,46 @@ func TestPatchAddsIntoEmptiedMap(t *testing.T) {
 	}
 	if again := migrateTree(t, dir); again.Changed != 0 || again.Failed != 0 {
 		t.Errorf("a second run changed %d files, failed %d: %v", again.Changed, again.Failed, again.Diagnostics)
+	}
+}
+
+// wrongRules map nvidia.com/gpu to AMD's class: a migration with them
+// would take a pod's NVIDIA GPUs away.
+func wrongRules(t *testing.T) *rules.Set {
+	t.Helper()
+	set, err := rules.LoadBytes("wrong.yaml", []byte("apiVersion: kubedra.dev/v1alpha1\nkind: Rules\nrules:\n- id: nvidia-to-amd\n  resource: nvidia.com/gpu\n  driver: gpu.amd.com\n  deviceClass: gpu.amd.com\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// TestProofPlainFiles: a file no kustomize unit covers is proved batch by
+// batch before it is written: with rules that would take the GPUs away,
+// the file keeps its bytes (in -w and in the diff), each container says
+// why, and the run fails; the other files are migrated.
+func TestProofPlainFiles(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"a/deploy.yaml": vllmDeployment, "b/job.yaml": strings.Replace(gpuJob(2), "nvidia.com/gpu", "amd.com/gpu", 1)}
+	for _, mode := range []emit.Mode{emit.Write, emit.Diff} {
+		dir := testfs.Tree(t, files)
+		var out bytes.Buffer
+		res, err := action.Migrate(t.Context(), action.Input{Paths: []string{"."}, Dir: dir},
+			action.MigrateOptions{Output: mode, Out: &out, Rules: wrongRules(t), Plan: plan.Options{Target: defaultTarget()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "a", "deploy.yaml")); string(b) != vllmDeployment {
+			t.Errorf("%v: the file whose migration fails the proof changed:\n%s", mode, b)
+		}
+		said := slices.ContainsFunc(res.Diagnostics, func(d inventory.Diagnostic) bool {
+			return d.Rule == proof.RuleProof && d.File == filepath.Join("a", "deploy.yaml") && d.Container == "server" && strings.Contains(d.Message, "before: nvidia.com/gpu: 4; after: no device")
+		})
+		if !said || res.Failed == 0 || res.Migrated != 1 {
+			t.Errorf("%v: said %v, failed %d, migrated %d: %v", mode, said, res.Failed, res.Migrated, res.Diagnostics)
+		}
+		if mode == emit.Diff && (strings.Contains(out.String(), "a/deploy.yaml") || !strings.Contains(out.String(), "b/job.yaml")) {
+			t.Errorf("the diff is not what -w writes:\n%s", out.String())
+		}
 	}
 }

@@ -1,13 +1,21 @@
 package action
 
 import (
+	"bytes"
+	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/proof"
+	"github.com/kubedra/kubedra/rewrite"
+	"github.com/kubedra/kubedra/rewrite/plan"
 )
 
 // holds reports whether the file at path is held back until the proof:
@@ -82,6 +90,67 @@ func (m *migration) proveDocuments(out []*yaml.RNode) []*yaml.RNode {
 	m.res.Failed++
 	m.res.Migrated, m.res.Added = 0, 0
 	return in
+}
+
+// families are the driver catalogue's device families, read once: every
+// batch's proof needs them.
+var families = sync.OnceValue(bundle.CatalogueFamilies)
+
+// errProof is a file's failure when its batch fails the proof.
+var errProof = errors.New("its migration fails the proof (see above): left as it was")
+
+// plannedPods are the pod templates of the documents of a batch that its
+// plan edits, by document index.
+func plannedPods(docs []*inventory.Document, fp *plan.FilePlan) map[int][]proof.Pod {
+	edited := map[int]bool{}
+	for _, dp := range fp.Docs {
+		edited[dp.Index] = true
+	}
+	out := map[int][]proof.Pod{}
+	for _, d := range docs {
+		if d.Node != nil && edited[d.Origin.Index] {
+			out[d.Origin.Index] = append(out[d.Origin.Index], proof.Pods([]*yaml.RNode{d.Node})...)
+		}
+	}
+	return out
+}
+
+// proveBatch proves one batch of a file that no kustomize unit covers:
+// the pod templates its plan edits (before, read before the rewrite)
+// against the documents of its new text and the objects it sends to a
+// claims file. A cluster-scoped runtime's users are in other files, so its
+// claims are proved where they are (a kustomize unit, check --baseline).
+func proveBatch(path string, planned map[int][]proof.Pod, res rewrite.Result) []proof.Problem {
+	// A document the plan could not be applied to keeps its text (and
+	// says why): nothing of it to prove.
+	for _, f := range res.Failures {
+		delete(planned, f.Index)
+	}
+	var before []proof.Pod
+	for _, i := range slices.Sorted(maps.Keys(planned)) {
+		before = append(before, planned[i]...)
+	}
+	var after []*yaml.RNode
+	for _, pc := range res.Pieces {
+		if bytes.Equal(pc.Old, pc.New) {
+			continue
+		}
+		for _, d := range files.Parse(path, pc.New).Docs {
+			if d.Node != nil {
+				after = append(after, d.Node)
+			}
+		}
+	}
+	after = append(after, res.Objects...)
+	var out []proof.Problem
+	pods := proof.Pods(after)
+	for _, p := range proof.Compare(before, pods, families().With(after)) {
+		if i := slices.IndexFunc(pods, func(a proof.Pod) bool { return a.Object == p.Object }); i >= 0 && pods[i].ClusterScoped && len(pods[i].Users) == 0 {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func absPath(p string) string {

@@ -160,9 +160,16 @@ func compareContainer(b, a Container, pod Pod, classes Classes) []string {
 			fams = append(fams, f)
 		}
 	}
+	// A time-sliced resource (nvidia.com/gpu.shared) counts shares of a
+	// device: a claim that takes shares of one device (capacity shares)
+	// serves as many.
+	shared := map[string]bool{}
 	for r, n := range b.Extended {
 		want[family(r)] += n
 		see(family(r))
+		if strings.HasSuffix(r, ".shared") {
+			shared[family(r)] = true
+		}
 	}
 	for r, n := range a.Extended {
 		left[family(r)] += n
@@ -176,8 +183,13 @@ func compareContainer(b, a Container, pod Pod, classes Classes) []string {
 		if d.All {
 			msgs = append(msgs, fmt.Sprintf("claim %s asks for every %s device", d.Claim, d.Class))
 		}
-		got[classes.family(d.Class)] += d.Count
-		see(classes.family(d.Class))
+		f := classes.family(d.Class)
+		if n := d.shares(); shared[f] && n > 0 {
+			got[f] += d.Count * n
+		} else {
+			got[f] += d.Count
+		}
+		see(f)
 	}
 	sort.Strings(fams)
 	for _, f := range fams {

@@ -82,6 +82,19 @@ func (d Device) String() string {
 	return n + " " + d.Class
 }
 
+// shares is the count of the device's capacity request "shares" (a
+// consumable share of one device), or 0.
+func (d Device) shares() int64 {
+	for _, c := range d.Capacity {
+		if k, v, ok := strings.Cut(c, "="); ok && k == "shares" {
+			if q, err := resource.ParseQuantity(v); err == nil {
+				return q.Value()
+			}
+		}
+	}
+	return 0
+}
+
 func (d Device) same(o Device) bool {
 	return d.Claim == o.Claim && d.Shared == o.Shared && d.Class == o.Class && d.Count == o.Count && d.All == o.All &&
 		slices.Equal(d.Selectors, o.Selectors) && slices.Equal(d.Capacity, o.Capacity) && slices.Equal(d.Constraints, o.Constraints) &&
@@ -204,16 +217,29 @@ func join(path, key string) string {
 }
 
 // index holds the render's claims and claim templates by kind, namespace
-// and name.
+// and name, and the templates a controller makes from an object of the
+// render (provided).
 func index(objs []*yaml.RNode) map[string]*yaml.Node {
 	out := map[string]*yaml.Node{}
 	for _, o := range objs {
-		if k := o.GetKind(); (k == "ResourceClaimTemplate" || k == "ResourceClaim") && strings.HasPrefix(o.GetApiVersion(), "resource.k8s.io/") {
+		k := o.GetKind()
+		switch {
+		case (k == "ResourceClaimTemplate" || k == "ResourceClaim") && strings.HasPrefix(o.GetApiVersion(), "resource.k8s.io/"):
 			out[k+"/"+o.GetNamespace()+"/"+o.GetName()] = o.YNode()
+		case k == "ComputeDomain" && strings.HasPrefix(o.GetApiVersion(), "resource.nvidia.com/"):
+			// NVIDIA's ComputeDomain controller creates the IMEX channel's
+			// template: a claim of it gives no GPU.
+			if name := scalar(field(field(field(field(o.YNode(), "spec"), "channel"), "resourceClaimTemplate"), "name")); name != "" {
+				out["ResourceClaimTemplate/"+o.GetNamespace()+"/"+name] = provided
+			}
 		}
 	}
 	return out
 }
+
+// provided stands for a claim template a controller makes: it resolves,
+// and asks for no device the proof counts.
+var provided = &yaml.Node{Kind: yaml.MappingNode}
 
 func container(c *yaml.Node, podClaims map[string]*yaml.Node, claims map[string]*yaml.Node, ns string) Container {
 	out := Container{Name: scalar(field(c, "name")), Extended: map[string]int64{}}
@@ -283,6 +309,9 @@ func resolve(name, request string, pc *yaml.Node, claims map[string]*yaml.Node, 
 	n := claims[kind+"/"+ns+"/"+obj]
 	if n == nil || obj == "" {
 		return nil, false
+	}
+	if n == provided {
+		return nil, true
 	}
 	spec := field(n, "spec")
 	if kind == "ResourceClaimTemplate" {

@@ -242,3 +242,20 @@ spec:
 		t.Errorf("classic DRA upgraded: %+v", r)
 	}
 }
+
+// TestProofShares: a time-sliced resource counts shares of a GPU: one
+// device taking two consumable shares serves nvidia.com/gpu.shared: 2; one
+// device without them does not, and neither do two shares for exclusive
+// GPUs.
+func TestProofShares(t *testing.T) {
+	t.Parallel()
+	shared := strings.Replace(base, "nvidia.com/gpu: 4", "nvidia.com/gpu.shared: 2", 1)
+	withShares := strings.Replace(migrated, "          count: 4\n", "          count: 1\n          capacity:\n            requests:\n              shares: \"2\"\n", 1)
+	tree := map[string]string{"u/kustomization.yaml": "resources: [deploy.yaml]\n", "u/deploy.yaml": shared}
+	if r := prove(t, tree, map[string]string{"u/deploy.yaml": withShares}, "u"); r.Status != proof.Proved {
+		t.Errorf("two shares of one GPU for gpu.shared: 2: %+v", r)
+	}
+	wantFailed(t, prove(t, tree, map[string]string{"u/deploy.yaml": strings.Replace(migrated, "count: 4", "count: 1", 1)}, "u"), "before: nvidia.com/gpu.shared: 2")
+	exclusive := map[string]string{"u/kustomization.yaml": "resources: [deploy.yaml]\n", "u/deploy.yaml": strings.Replace(base, "nvidia.com/gpu: 4", "nvidia.com/gpu: 2", 1)}
+	wantFailed(t, prove(t, exclusive, map[string]string{"u/deploy.yaml": withShares}, "u"), "before: nvidia.com/gpu: 2")
+}
