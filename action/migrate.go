@@ -198,7 +198,7 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 		if len(tree.Roots()) > 0 && !opts.NoProof {
 			// --plan proves the kustomize units too: every file is
 			// rewritten and held, and none is released (prove.go).
-			m.emit = &emit.Emitter{Mode: emit.Diff, Out: io.Discard, WorkDir: in.Dir, Hold: func(string) bool { return true }}
+			m.emit = &emit.Emitter{Mode: emit.Diff, Out: io.Discard, Roots: in.Paths, WorkDir: in.Dir, Hold: func(string) bool { return true }}
 		}
 	} else {
 		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir}

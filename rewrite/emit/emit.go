@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubedra/kubedra/internal/confine"
 	"github.com/kubedra/kubedra/inventory"
 )
 
@@ -64,6 +65,7 @@ type Emitter struct {
 	releasing bool
 	written   map[string]bool
 	baseDir   string
+	roots     *confine.Roots
 }
 
 // spillAbove is how much of a file's output is kept in memory before it
@@ -93,6 +95,13 @@ func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
 		f.out, f.orig = &spool{}, &spool{}
 		return f, nil
 	}
+	if e.Mode != Stream {
+		// Every mode refuses what -w would refuse, so the diff and --out
+		// are what -w does.
+		if err := e.Within(path); err != nil {
+			return nil, err
+		}
+	}
 	switch e.Mode {
 	case Diff:
 		f.out = &spool{}
@@ -103,6 +112,9 @@ func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
 	case Tree:
 		dst, err := e.outPath(path)
 		if err != nil {
+			return nil, err
+		}
+		if _, err := confine.New("", e.open(e.Dir)).Within(dst); err != nil {
 			return nil, err
 		}
 		f.out = &spool{dir: filepath.Dir(dst), name: filepath.Base(dst)}
@@ -255,6 +267,9 @@ func (e *Emitter) Release(keep func(path string) bool, failed func(path string, 
 // reads the file as it is (nil when it does not exist), and writes what
 // edit makes of it, when that differs. changed reports a write.
 func (e *Emitter) Edit(path string, edit func(old []byte) ([]byte, error)) (changed bool, err error) {
+	if err := e.Within(path); err != nil {
+		return false, err
+	}
 	old, err := os.ReadFile(e.open(path))
 	isNew := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !isNew {
@@ -318,6 +333,18 @@ func colour(w *bytes.Buffer, code string, line []byte) {
 	if len(body) < len(line) {
 		w.WriteByte('\n')
 	}
+}
+
+// Within returns an error (a *confine.Error) when the file at path leads,
+// symlinks resolved, outside the input roots (Roots): such a file is
+// neither read nor written, in any mode. Without Roots nothing is
+// confined.
+func (e *Emitter) Within(path string) error {
+	if e.roots == nil {
+		e.roots = confine.New(e.WorkDir, e.Roots...)
+	}
+	_, err := e.roots.Within(e.open(path))
+	return err
 }
 
 // open is where a path as the user named it is on disk.
