@@ -103,3 +103,44 @@ func TestMigrateNeverWritesThroughSymlinkOut(t *testing.T) {
 		})
 	}
 }
+
+// Issue 29 item 3: a kustomization of the tree reaching a folder outside
+// it (../../outside/ov) would get side files written there: the unit is
+// refused whole, every file keeps its bytes, and the error names the path.
+func TestMigrateRefusesUnitWritingOutside(t *testing.T) {
+	for _, mode := range []emit.Mode{emit.Write, emit.Diff, emit.Tree} {
+		t.Run(map[emit.Mode]string{emit.Write: "write", emit.Diff: "diff", emit.Tree: "out"}[mode], func(t *testing.T) {
+			dir := t.TempDir()
+			testfs.Write(t, dir, map[string]string{
+				"outside/ov/kustomization.yaml": "resources:\n- dep.yaml\npatches:\n- path: ../../repo/app/patch.yaml\n",
+				"outside/ov/dep.yaml":           confineDeployment,
+				"repo/app/kustomization.yaml":   "resources:\n- ../../outside/ov\n",
+				"repo/app/patch.yaml":           confinePatch,
+			})
+			before := tree(t, dir)
+			res, out := migrateConfined(t, dir, mode, "o", "repo")
+			after := tree(t, dir)
+			delete(after, "o")
+			for k := range after {
+				if strings.HasPrefix(k, "o/") {
+					delete(after, k)
+				}
+			}
+			sameTree(t, "inputs", before, after)
+			if !hasError(res.Diagnostics, filepath.Join("outside", "ov")) {
+				t.Errorf("no error names the path outside: %v", res.Diagnostics)
+			}
+			if mode == emit.Diff && strings.Contains(out, "outside") {
+				t.Errorf("the diff shows writes outside:\n%s", out)
+			}
+			if mode == emit.Tree {
+				o := tree(t, filepath.Join(dir, "o"))
+				for k, v := range o {
+					if strings.Contains(v, "ResourceClaimTemplate") || strings.Contains(v, "resourceClaims") {
+						t.Errorf("--out migrated %s of a refused unit:\n%s", k, v)
+					}
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/internal/confine"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
@@ -236,6 +238,9 @@ type migration struct {
 	// pending the files held back for their proof (prove.go).
 	tree    *kustomize.Tree
 	pending []*fileState
+	// outside are the side files of units that lead outside the input
+	// roots (prove.go).
+	outside []refused
 	// memory is what the applier did to Input.Documents (documents).
 	memory *rewrite.Applied
 }
@@ -639,11 +644,20 @@ func (m *migration) sideFiles() {
 // side edits (or creates) one file that is not an input, through emit.
 func (m *migration) side(path string, edit func(old []byte) ([]byte, error)) {
 	changed, err := m.emit.Edit(path, edit)
-	if err != nil {
+	if errors.Is(err, confine.ErrOutside) && m.holds(path) {
+		// Its unit is refused whole before the proof (confineUnits).
+		m.outside = append(m.outside, refused{path, err})
+	} else if err != nil {
 		m.fail(path, err)
 	} else if changed && !m.holds(path) {
 		m.res.Changed++
 	}
+}
+
+// refused is a file migrate would write outside the input roots.
+type refused struct {
+	path string
+	err  error
 }
 
 // documents migrates Input.Documents in memory (a KRM function's items,

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 
 	"github.com/kubedra/kubedra/bundle"
+	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/kustomize"
 	"github.com/kubedra/kubedra/proof"
 )
 
@@ -17,6 +19,7 @@ func (m *migration) holds(path string) bool {
 // then writes and counts the held files of the units that pass; each
 // request of a dropped file says why it is left as it was.
 func (m *migration) prove() {
+	m.confineUnits()
 	held := m.emit.Held()
 	if len(held) == 0 {
 		return
@@ -62,4 +65,41 @@ func absPath(p string) string {
 		return a
 	}
 	return filepath.Clean(p)
+}
+
+// confineUnits holds, before any proof, every unit migrate would write a
+// file outside the input roots for (m.outside: a kustomization reaching
+// ../../elsewhere would get a claims file there): the unit is refused
+// whole, each of its files keeps its bytes, and an error names the path.
+// A path no unit reaches is a failed file.
+func (m *migration) confineUnits() {
+	for _, o := range m.outside {
+		p, refused := filepath.Clean(o.path), false
+		for _, k := range m.tree.Roots() {
+			reach := m.tree.Reach(k.Path)
+			if !reach[p] && !besideReached(reach, p) {
+				continue
+			}
+			refused = true
+			m.tree.Fail(k.Path)
+			m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: proof.RuleProof, File: k.Path,
+				Message: "unit " + k.Dir() + " left unchanged: migrating it writes " + o.path + ": " + o.err.Error(),
+				Fix:     "name a folder holding every file of the unit on the command line"})
+			m.res.Failed++
+		}
+		if !refused {
+			m.fail(o.path, o.err)
+		}
+	}
+}
+
+// besideReached reports whether path is beside a kustomization reach
+// holds (a file migrate adds there).
+func besideReached(reach map[string]bool, path string) bool {
+	for _, n := range kustomize.Names {
+		if reach[filepath.Join(filepath.Dir(path), n)] {
+			return true
+		}
+	}
+	return false
 }
