@@ -119,6 +119,9 @@ func (e *Error) Diagnostic() inventory.Diagnostic {
 func Load(path string, opts Options) (*Chart, error) {
 	open := inventory.Resolve(opts.Dir, path)
 	chartFile := filepath.Join(path, FileName)
+	if err := symlinksWithin(open, path); err != nil {
+		return nil, &Error{File: chartFile, Err: err}
+	}
 	ch, err := loader.LoadDir(open)
 	if err != nil {
 		return nil, &Error{File: chartFile, Err: err}
@@ -330,9 +333,13 @@ func (c *Chart) Render(ctx context.Context, vals map[string]any) ([]File, error)
 		caps.KubeVersion = *c.kube
 	}
 	options := chartutil.ReleaseOptions{Name: ReleaseName, Namespace: Namespace, Revision: 1, IsInstall: true}
-	top, err := chartutil.ToRenderValuesWithSchemaValidation(c.chart, vals, options, caps, false)
+	// The schema is checked by validateSchema, which fetches no $ref.
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(c.chart, vals, options, caps, true)
 	if err != nil {
 		return nil, c.locate(err)
+	}
+	if err := validateSchema(c.chart, valuesOf(top)); err != nil {
+		return nil, c.locate(fmt.Errorf("values don't meet the specifications of the schema(s) in the following chart(s):\n%s", err))
 	}
 	if kv := c.chart.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
 		return nil, c.locate(fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String()))
