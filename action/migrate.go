@@ -385,10 +385,11 @@ func (b *batch) apply(memory bool) {
 	b.res, b.err = rewrite.File(b.f.Data, b.f.Offset, b.f.Docs, b.fp)
 }
 
-// admit records what reading the batch said: a document that does not
-// parse keeps its bytes and the others are migrated (scan reads them
-// too); a file not read, holding a template, or held by a kustomize patch
-// kubedra cannot migrate is left as it is, each request in it said so.
+// admit records what reading the batch said: a file not read, with a
+// document that does not parse (docs/exit-codes.md: a file that cannot be
+// parsed is left untouched; scan still reads its other documents),
+// holding a template, or held by a kustomize patch kubedra cannot migrate
+// is left as it is, each request in it said so.
 func (m *migration) admit(st *fileState, f *files.File, p detected) {
 	for _, d := range f.Diagnostics {
 		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: d.Severity, Rule: d.Rule, File: d.File, Line: d.Line,
@@ -397,7 +398,7 @@ func (m *migration) admit(st *fileState, f *files.File, p detected) {
 	if f.ParseErrors > 0 || f.Err != nil {
 		st.bad = true
 	}
-	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > f.ParseErrors {
+	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > 0 {
 		st.unread = true
 	}
 	if by := m.tree.HeldBy(f.Path); by != "" && !st.unread {
