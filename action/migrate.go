@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -48,6 +49,12 @@ type MigrateOptions struct {
 	// NoProof writes kustomize units without proving them first
 	// (docs/migrate.md#the-proof).
 	NoProof bool
+	// WriteReadOnly rewrites files without write permission too
+	// (--write-read-only); else they are refused (emit.Emitter.Writable).
+	WriteReadOnly bool
+	// MergeOut writes into an OutDir that is not empty (--out-merge);
+	// else such an OutDir is refused.
+	MergeOut bool
 }
 
 // MigrateResult is what Migrate did.
@@ -203,7 +210,12 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 			m.emit = &emit.Emitter{Mode: emit.Diff, Out: io.Discard, Roots: in.Paths, WorkDir: in.Dir, Hold: func(string) bool { return true }}
 		}
 	} else {
-		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir}
+		if opts.Output == emit.Tree {
+			if err := checkOutDir(in, opts.OutDir, opts.MergeOut); err != nil {
+				return nil, err
+			}
+		}
+		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir, WriteReadOnly: opts.WriteReadOnly}
 		if len(tree.Roots()) > 0 && opts.Output != emit.Stream && !opts.NoProof {
 			// Every kustomize unit a change reaches is proved before its
 			// files are written (prove.go).
@@ -653,6 +665,29 @@ func (m *migration) side(path string, edit func(old []byte) ([]byte, error)) {
 	} else if changed && !m.holds(path) {
 		m.res.Changed++
 	}
+}
+
+// checkOutDir refuses an --out folder that is an input, or inside an
+// input folder (its copy would rewrite the input in place, or be copied
+// into itself), and one that is not empty unless merge says to write into
+// it.
+func checkOutDir(in Input, dir string, merge bool) error {
+	out := confine.Real(in.open(dir))
+	for _, p := range in.Paths {
+		if p == "-" {
+			continue
+		}
+		root := confine.Real(in.open(p))
+		fi, err := os.Stat(root)
+		if out == root || err == nil && fi.IsDir() && confine.Under(root, out) {
+			return fmt.Errorf("--out %s is the input %s or inside it: refused (write the copy elsewhere, or use -w to migrate in place)", dir, p)
+		}
+	}
+	entries, err := os.ReadDir(out)
+	if err == nil && len(entries) > 0 && !merge {
+		return fmt.Errorf("--out %s is not empty: refused (remove it, choose a new folder, or pass --out-merge to write into it)", dir)
+	}
+	return nil
 }
 
 // refused is a file migrate would write outside the input roots.

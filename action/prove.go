@@ -67,13 +67,23 @@ func absPath(p string) string {
 	return filepath.Clean(p)
 }
 
-// confineUnits holds, before any proof, every unit migrate would write a
-// file outside the input roots for (m.outside: a kustomization reaching
-// ../../elsewhere would get a claims file there): the unit is refused
-// whole, each of its files keeps its bytes, and an error names the path.
-// A path no unit reaches is a failed file.
+// confineUnits holds, before any proof, every unit with a file migrate
+// may not write: outside the input roots (m.outside: a kustomization
+// reaching ../../elsewhere would get a claims file there), hard-linked or
+// read-only (emit.Emitter.Writable). The unit is refused whole, each of
+// its files keeps its bytes, and an error names the path. A path no unit
+// reaches is a failed file.
 func (m *migration) confineUnits() {
-	for _, o := range m.outside {
+	refusals := append([]refused{}, m.outside...)
+	sides := len(refusals)
+	if !m.opts.PlanOnly {
+		for _, h := range m.emit.Held() {
+			if err := m.emit.Writable(h.Path, h.IsNew); err != nil {
+				refusals = append(refusals, refused{h.Path, err})
+			}
+		}
+	}
+	for i, o := range refusals {
 		p, refused := filepath.Clean(o.path), false
 		for _, k := range m.tree.Roots() {
 			reach := m.tree.Reach(k.Path)
@@ -87,8 +97,8 @@ func (m *migration) confineUnits() {
 				Fix:     "name a folder holding every file of the unit on the command line"})
 			m.res.Failed++
 		}
-		if !refused {
-			m.fail(o.path, o.err)
+		if !refused && i < sides {
+			m.fail(o.path, o.err) // a held file no unit reaches fails when released
 		}
 	}
 }

@@ -164,20 +164,31 @@ func TestMigrateNamesIndependentOfPlace(t *testing.T) {
 }
 
 // TestMigrateSameFileTwice (issue 13 item 2): a file reached twice, by a
-// folder and its own name, by ./, or by a hard link, is migrated once.
+// folder and its own name, by ./, or by a symlink, is migrated once; one
+// reached by a hard link too is read once and refused (issue 29 item 9:
+// TestMigrateRefusesHardLinkedFile).
 func TestMigrateSameFileTwice(t *testing.T) {
 	t.Parallel()
 	for _, paths := range [][]string{{"m", "m/pod.yaml"}, {"m/pod.yaml", "./m/pod.yaml"}, {"m/pod.yaml", "hard.yaml"}, {"m", "m/link.yaml"}} {
 		dir := t.TempDir()
 		testfs.WriteFile(t, filepath.Join(dir, "m", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
-		if err := os.Link(filepath.Join(dir, "m", "pod.yaml"), filepath.Join(dir, "hard.yaml")); err != nil {
-			t.Fatal(err)
+		hard := paths[1] == "hard.yaml"
+		if hard {
+			if err := os.Link(filepath.Join(dir, "m", "pod.yaml"), filepath.Join(dir, "hard.yaml")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := os.Symlink("pod.yaml", filepath.Join(dir, "m", "link.yaml")); err != nil {
 			t.Fatal(err)
 		}
 		res := migrateTo(t, action.Input{Paths: paths, Dir: dir}, emit.Write, "")
 		b, _ := os.ReadFile(filepath.Join(dir, "m", "pod.yaml"))
+		if hard {
+			if res.Changed != 0 || res.Failed != 1 || string(b) != fmt.Sprintf(gpuPod, "p") {
+				t.Errorf("%v: %+v\n%s", paths, res, b)
+			}
+			continue
+		}
 		if res.Migrated != 1 || res.Changed != 1 || strings.Count(string(b), "kind: ResourceClaimTemplate") != 1 || strings.Count(string(b), "resourceClaimTemplateName: p-gpu") != 1 || strings.Count(string(b), "claims:\n      - name: gpu\n") != 1 {
 			t.Errorf("%v: %+v\n%s", paths, res, b)
 		}

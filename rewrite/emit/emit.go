@@ -60,6 +60,10 @@ type Emitter struct {
 	// destination before Release, so that what they deploy can be proved
 	// first (migrate's proof of kustomize units).
 	Hold func(path string) bool
+	// WriteReadOnly lets Write (and Diff, which shows what Write does)
+	// rewrite files without write permission (--write-read-only); their
+	// mode is kept.
+	WriteReadOnly bool
 
 	held      []Change
 	releasing bool
@@ -95,12 +99,8 @@ func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
 		f.out, f.orig = &spool{}, &spool{}
 		return f, nil
 	}
-	if e.Mode != Stream {
-		// Every mode refuses what -w would refuse, so the diff and --out
-		// are what -w does.
-		if err := e.Within(path); err != nil {
-			return nil, err
-		}
+	if err := e.Writable(path, isNew); err != nil {
+		return nil, err
 	}
 	switch e.Mode {
 	case Diff:
@@ -333,6 +333,36 @@ func colour(w *bytes.Buffer, code string, line []byte) {
 	if len(body) < len(line) {
 		w.WriteByte('\n')
 	}
+}
+
+// Writable returns why the file at path cannot be written where the mode
+// sends it (nil when it can): it leads outside the roots (Within, every
+// mode but Stream); in place (Write, and Diff, which shows what Write
+// does), an existing file with more than one hard link (a write in place
+// cannot be atomic and keep the inode, and a new file under one name would
+// leave the others with the old text, so it is refused rather than
+// split), or without write permission unless WriteReadOnly.
+func (e *Emitter) Writable(path string, isNew bool) error {
+	if e.Mode == Stream {
+		return nil
+	}
+	if err := e.Within(path); err != nil {
+		return err
+	}
+	if isNew || e.Mode == Tree {
+		return nil
+	}
+	fi, err := os.Stat(e.open(path))
+	if err != nil {
+		return nil
+	}
+	if n := links(fi); n > 1 && fi.Mode().IsRegular() {
+		return fmt.Errorf("%s has %d hard links: writing it in place would give this name a new file and leave the other names with the old text; refused (make the names one file, or migrate with --out)", path, n)
+	}
+	if fi.Mode().Perm()&0o222 == 0 && !e.WriteReadOnly {
+		return fmt.Errorf("%s is read-only: refused (pass --write-read-only to rewrite it; its mode is kept)", path)
+	}
+	return nil
 }
 
 // Within returns an error (a *confine.Error) when the file at path leads,

@@ -24,6 +24,8 @@ type MigrateOptions struct {
 	flags.Planning
 	Write, Plan bool
 	Out         string
+	// OutMerge and WriteReadOnly are --out-merge and --write-read-only.
+	OutMerge, WriteReadOnly bool
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
@@ -89,7 +91,9 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 	f := cmd.Flags()
 	opts.Planning.Bind(f)
 	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files in place (atomically)")
-	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder")
+	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder (new or empty; not inside an input)")
+	f.BoolVar(&opts.OutMerge, "out-merge", false, "write into a --out folder that is not empty")
+	f.BoolVar(&opts.WriteReadOnly, "write-read-only", false, "also rewrite files without write permission with -w (their mode is kept); the diff shows what that does")
 	f.Var(&opts.Target, "target", "same as --target-version")
 	_ = f.MarkHidden("target")
 	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan as YAML on stdout and change nothing")
@@ -103,6 +107,12 @@ func (o *MigrateOptions) validate() error {
 	}
 	if o.Write && o.Out != "" {
 		return flags.Errorf("-w and --out do not go together")
+	}
+	if o.OutMerge && o.Out == "" {
+		return flags.Errorf("--out-merge needs --out")
+	}
+	if o.WriteReadOnly && o.Out != "" {
+		return flags.Errorf("--write-read-only is for -w (and the diff of what -w does), not --out")
 	}
 	if slices.Contains(o.Paths, "-") {
 		if len(o.Paths) > 1 {
@@ -138,6 +148,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 		return err
 	}
 	mopts := action.MigrateOptions{Rules: set, Out: opts.IO.Out, Color: prof != colorprofile.NoTTY, OutDir: opts.Out, PlanOnly: opts.Plan,
+		MergeOut: opts.OutMerge, WriteReadOnly: opts.WriteReadOnly,
 		Plan: opts.Options(opts.Target, ignore)}
 	switch {
 	case in.Paths[0] == "-":
