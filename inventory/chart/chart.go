@@ -14,7 +14,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/strvals"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -344,8 +343,7 @@ func (c *Chart) Render(ctx context.Context, vals map[string]any) ([]File, error)
 	if kv := c.chart.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
 		return nil, c.locate(fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String()))
 	}
-	var e engine.Engine
-	rendered, err := e.Render(c.chart, top)
+	rendered, err := renderBounded(ctx, c.chart, top)
 	if err != nil {
 		return nil, c.locate(err)
 	}

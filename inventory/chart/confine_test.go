@@ -2,6 +2,7 @@ package chart
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kubedra/kubedra/internal/testfs"
 )
@@ -75,5 +77,31 @@ func TestChartSymlinkOutsideRefused(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), filepath.Join("files", "passwd")) || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("error does not name the link: %v", err)
+	}
+}
+
+// Issue 29 item 10: a template that loops is not rendered without end:
+// the render stops at RenderTimeout, or when the context is cancelled (a
+// signal), with an error naming the chart.
+func TestRenderBounded(t *testing.T) {
+	dir := testfs.Tree(t, map[string]string{
+		"c/Chart.yaml":        confineChart,
+		"c/templates/cm.yaml": "{{ range until 2000000000 }}{{ end }}apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+	})
+	c, err := Load(filepath.Join(dir, "c"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := RenderTimeout
+	RenderTimeout = 100 * time.Millisecond
+	defer func() { RenderTimeout = old }()
+	if _, err := c.Render(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "did not render within") {
+		t.Errorf("timeout: %v", err)
+	}
+	RenderTimeout = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	if _, err := c.Render(ctx, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }

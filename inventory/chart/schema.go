@@ -2,15 +2,18 @@ package chart
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
 
 	"github.com/kubedra/kubedra/internal/confine"
 )
@@ -102,4 +105,53 @@ func symlinksWithin(open, path string) error {
 func valuesOf(top chartutil.Values) map[string]any {
 	v, _ := top["Values"].(chartutil.Values)
 	return v.AsMap()
+}
+
+// RenderTimeout bounds one render of a chart, and MaxRender its output:
+// Helm's engine has neither, so a template that loops or builds a huge
+// string would run without end. A variable so that tests can shorten it.
+var RenderTimeout = 2 * time.Minute
+
+// MaxRender is the most a chart's render may produce.
+const MaxRender = 256 << 20
+
+// renderBounded renders ch with Helm's engine, ending with an error when
+// ctx is done (a signal) or RenderTimeout passes first, or when the output
+// is above MaxRender. An abandoned render runs on until the process ends.
+func renderBounded(ctx context.Context, ch *chart.Chart, top chartutil.Values) (map[string]string, error) {
+	type result struct {
+		out map[string]string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("rendering failed: %v", r)}
+			}
+		}()
+		var e engine.Engine
+		out, err := e.Render(ch, top)
+		done <- result{out, err}
+	}()
+	timer := time.NewTimer(RenderTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, r.err
+		}
+		n := 0
+		for _, t := range r.out {
+			n += len(t)
+		}
+		if n > MaxRender {
+			return nil, fmt.Errorf("the chart renders %d bytes, above the limit of %d: refused", n, MaxRender)
+		}
+		return r.out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		return nil, fmt.Errorf("the chart did not render within %s (a template that loops?): refused", RenderTimeout)
+	}
 }
