@@ -1,12 +1,14 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/config"
+	"github.com/kubedra/kubedra/internal/confine"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/rewrite/emit"
@@ -21,6 +23,10 @@ import (
 // ResourceList's results.
 type Fn struct {
 	Mode string
+	// Dir is the working folder: a functionConfig comes with the
+	// repository, so the rules files it names are read only when they lie
+	// under Dir (relative ones resolved there).
+	Dir string
 }
 
 // FnResult is what Fn made of a ResourceList's items.
@@ -43,7 +49,13 @@ func (fn Fn) Run(items []*yaml.RNode, fc *yaml.RNode) (*FnResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := rules.Load(cfg.Rules...)
+	roots := confine.New("", cmp.Or(fn.Dir, "."))
+	for _, r := range cfg.Rules {
+		if _, err := roots.Within(inventory.Resolve(fn.Dir, r)); err != nil {
+			return nil, fmt.Errorf("functionConfig: rules file %w", err)
+		}
+	}
+	set, err := rules.LoadFrom(fn.Dir, cfg.Rules...)
 	if err != nil {
 		return nil, fmt.Errorf("loading rules: %w", err)
 	}

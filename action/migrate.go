@@ -2,6 +2,8 @@ package action
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/internal/confine"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/inventory/files"
@@ -46,6 +49,12 @@ type MigrateOptions struct {
 	// NoProof writes kustomize units without proving them first
 	// (docs/migrate.md#the-proof).
 	NoProof bool
+	// WriteReadOnly rewrites files without write permission too
+	// (--write-read-only); else they are refused (emit.Emitter.Writable).
+	WriteReadOnly bool
+	// MergeOut writes into an OutDir that is not empty (--out-merge);
+	// else such an OutDir is refused.
+	MergeOut bool
 }
 
 // MigrateResult is what Migrate did.
@@ -199,10 +208,15 @@ func newMigration(in Input, opts MigrateOptions) (*migration, error) {
 		if len(tree.Roots()) > 0 && !opts.NoProof {
 			// --plan proves the kustomize units too: every file is
 			// rewritten and held, and none is released (prove.go).
-			m.emit = &emit.Emitter{Mode: emit.Diff, Out: io.Discard, WorkDir: in.Dir, Hold: func(string) bool { return true }}
+			m.emit = &emit.Emitter{Mode: emit.Diff, Out: io.Discard, Roots: in.Paths, WorkDir: in.Dir, Hold: func(string) bool { return true }}
 		}
 	} else {
-		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir}
+		if opts.Output == emit.Tree {
+			if err := checkOutDir(in, opts.OutDir, opts.MergeOut); err != nil {
+				return nil, err
+			}
+		}
+		m.emit = &emit.Emitter{Mode: opts.Output, Out: opts.Out, Color: opts.Color, Dir: opts.OutDir, Roots: in.Paths, WorkDir: in.Dir, WriteReadOnly: opts.WriteReadOnly}
 		if len(tree.Roots()) > 0 && opts.Output != emit.Stream && !opts.NoProof {
 			// Every kustomize unit a change reaches is proved before its
 			// files are written (prove.go).
@@ -237,6 +251,9 @@ type migration struct {
 	// pending the files held back for their proof (prove.go).
 	tree    *kustomize.Tree
 	pending []*fileState
+	// outside are the side files of units that lead outside the input
+	// roots (prove.go).
+	outside []refused
 	// memory is what the applier did to Input.Documents (documents).
 	memory *rewrite.Applied
 }
@@ -391,10 +408,11 @@ func (b *batch) apply(memory bool) {
 	}
 }
 
-// admit records what reading the batch said: a document that does not
-// parse keeps its bytes and the others are migrated (scan reads them
-// too); a file not read, holding a template, or held by a kustomize patch
-// kubedra cannot migrate is left as it is, each request in it said so.
+// admit records what reading the batch said: a file not read, with a
+// document that does not parse (docs/exit-codes.md: a file that cannot be
+// parsed is left untouched; scan still reads its other documents),
+// holding a template, or held by a kustomize patch kubedra cannot migrate
+// is left as it is, each request in it said so.
 func (m *migration) admit(st *fileState, f *files.File, p detected) {
 	for _, d := range f.Diagnostics {
 		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: d.Severity, Rule: d.Rule, File: d.File, Line: d.Line,
@@ -403,7 +421,7 @@ func (m *migration) admit(st *fileState, f *files.File, p detected) {
 	if f.ParseErrors > 0 || f.Err != nil {
 		st.bad = true
 	}
-	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > f.ParseErrors {
+	if f.Err != nil || f.NotFollowed || len(f.Diagnostics) > 0 {
 		st.unread = true
 	}
 	if by := m.tree.HeldBy(f.Path); by != "" && !st.unread {
@@ -661,11 +679,43 @@ func (m *migration) sideFiles() {
 // side edits (or creates) one file that is not an input, through emit.
 func (m *migration) side(path string, edit func(old []byte) ([]byte, error)) {
 	changed, err := m.emit.Edit(path, edit)
-	if err != nil {
+	if errors.Is(err, confine.ErrOutside) && m.holds(path) {
+		// Its unit is refused whole before the proof (confineUnits).
+		m.outside = append(m.outside, refused{path, err})
+	} else if err != nil {
 		m.fail(path, err)
 	} else if changed && !m.holds(path) {
 		m.res.Changed++
 	}
+}
+
+// checkOutDir refuses an --out folder that is an input, or inside an
+// input folder (its copy would rewrite the input in place, or be copied
+// into itself), and one that is not empty unless merge says to write into
+// it.
+func checkOutDir(in Input, dir string, merge bool) error {
+	out := confine.Real(in.open(dir))
+	for _, p := range in.Paths {
+		if p == "-" {
+			continue
+		}
+		root := confine.Real(in.open(p))
+		fi, err := os.Stat(root)
+		if out == root || err == nil && fi.IsDir() && confine.Under(root, out) {
+			return fmt.Errorf("--out %s is the input %s or inside it: refused (write the copy elsewhere, or use -w to migrate in place)", dir, p)
+		}
+	}
+	entries, err := os.ReadDir(out)
+	if err == nil && len(entries) > 0 && !merge {
+		return fmt.Errorf("--out %s is not empty: refused (remove it, choose a new folder, or pass --out-merge to write into it)", dir)
+	}
+	return nil
+}
+
+// refused is a file migrate would write outside the input roots.
+type refused struct {
+	path string
+	err  error
 }
 
 // documents migrates Input.Documents in memory (a KRM function's items,

@@ -164,20 +164,31 @@ func TestMigrateNamesIndependentOfPlace(t *testing.T) {
 }
 
 // TestMigrateSameFileTwice (issue 13 item 2): a file reached twice, by a
-// folder and its own name, by ./, or by a hard link, is migrated once.
+// folder and its own name, by ./, or by a symlink, is migrated once; one
+// reached by a hard link too is read once and refused (issue 29 item 9:
+// TestMigrateRefusesHardLinkedFile).
 func TestMigrateSameFileTwice(t *testing.T) {
 	t.Parallel()
 	for _, paths := range [][]string{{"m", "m/pod.yaml"}, {"m/pod.yaml", "./m/pod.yaml"}, {"m/pod.yaml", "hard.yaml"}, {"m", "m/link.yaml"}} {
 		dir := t.TempDir()
 		testfs.WriteFile(t, filepath.Join(dir, "m", "pod.yaml"), fmt.Sprintf(gpuPod, "p"))
-		if err := os.Link(filepath.Join(dir, "m", "pod.yaml"), filepath.Join(dir, "hard.yaml")); err != nil {
-			t.Fatal(err)
+		hard := paths[1] == "hard.yaml"
+		if hard {
+			if err := os.Link(filepath.Join(dir, "m", "pod.yaml"), filepath.Join(dir, "hard.yaml")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := os.Symlink("pod.yaml", filepath.Join(dir, "m", "link.yaml")); err != nil {
 			t.Fatal(err)
 		}
 		res := migrateTo(t, action.Input{Paths: paths, Dir: dir}, emit.Write, "")
 		b, _ := os.ReadFile(filepath.Join(dir, "m", "pod.yaml"))
+		if hard {
+			if res.Changed != 0 || res.Failed != 1 || string(b) != fmt.Sprintf(gpuPod, "p") {
+				t.Errorf("%v: %+v\n%s", paths, res, b)
+			}
+			continue
+		}
 		if res.Migrated != 1 || res.Changed != 1 || strings.Count(string(b), "kind: ResourceClaimTemplate") != 1 || strings.Count(string(b), "resourceClaimTemplateName: p-gpu") != 1 || strings.Count(string(b), "claims:\n      - name: gpu\n") != 1 {
 			t.Errorf("%v: %+v\n%s", paths, res, b)
 		}
@@ -282,25 +293,27 @@ func TestMigrateRemovesStaleTemporaries(t *testing.T) {
 
 // TestMigrateDocumentErrors (item 10, issue 13 item 3): a document with a
 // duplicate key, or an alias where the edit goes, is an error naming its
-// file and line and keeps its bytes; a document that does not parse keeps
-// its bytes; the other documents of the file are migrated, exit 1.
+// file and line and keeps its bytes; the other documents of the file are
+// migrated, exit 1. A file with a document that does not parse keeps all
+// its bytes (issue 29 item 6).
 func TestMigrateDocumentErrors(t *testing.T) {
 	t.Parallel()
 	dup := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: dup\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: {nvidia.com/gpu: 1, nvidia.com/gpu: 2}\n"
 	alias := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: alias\nx-res: &res\n  limits:\n    nvidia.com/gpu: 1\nspec:\n  containers:\n  - name: c\n    resources: *res\n"
 	broken := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [unclosed\n"
 	good := fmt.Sprintf(gpuPod, "good")
-	src := dup + "---\n" + alias + "---\n" + broken + "---\n" + good
+	src := dup + "---\n" + alias + "---\n" + good
 	dir := t.TempDir()
 	testfs.WriteFile(t, filepath.Join(dir, "pods.yaml"), src)
-	res := migrateTo(t, action.Input{Paths: []string{"pods.yaml"}, Dir: dir}, emit.Write, "")
-	if res.Migrated != 1 || res.Changed != 1 || res.Failed != 1 {
+	testfs.WriteFile(t, filepath.Join(dir, "broken.yaml"), broken+"---\n"+good)
+	res := migrateTo(t, action.Input{Paths: []string{"pods.yaml", "broken.yaml"}, Dir: dir}, emit.Write, "")
+	if res.Migrated != 1 || res.Changed != 1 || res.Failed != 2 {
 		t.Errorf("%+v", res)
 	}
 	want := map[string]bool{
 		`pods.yaml:9 .*duplicate key "nvidia.com/gpu" \(first at line 9\)`: false,
 		`pods.yaml:21 .*resources is the YAML alias \*res`:                 false,
-		`pods.yaml:2[56] .*not valid YAML`:                                 false,
+		`broken.yaml:3 .*not valid YAML`:                                   false,
 	}
 	for _, d := range res.Diagnostics {
 		line := fmt.Sprintf("%s:%d %s", d.File, d.Line, d.Message)
@@ -316,8 +329,11 @@ func TestMigrateDocumentErrors(t *testing.T) {
 		}
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "pods.yaml"))
-	if !strings.HasPrefix(string(b), dup+"---\n"+alias+"---\n"+broken+"---\n") || !strings.Contains(string(b), "resourceClaimTemplateName: good-gpu") {
+	if !strings.HasPrefix(string(b), dup+"---\n"+alias+"---\n") || !strings.Contains(string(b), "resourceClaimTemplateName: good-gpu") {
 		t.Errorf("%s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "broken.yaml")); string(b) != broken+"---\n"+good {
+		t.Errorf("a file that does not parse was rewritten:\n%s", b)
 	}
 }
 

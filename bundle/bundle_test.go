@@ -23,7 +23,12 @@ import (
 
 func readFacts(t *testing.T, file string) *Facts {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", file))
+	return readFactsAt(t, filepath.Join("testdata", file))
+}
+
+func readFactsAt(t *testing.T, file string) *Facts {
+	t.Helper()
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +37,7 @@ func readFacts(t *testing.T, file string) *Facts {
 	if err != nil {
 		t.Fatal(err)
 	}
-	facts, err := NewFacts(cf, "dump "+file)
+	facts, err := NewFacts(cf, "dump "+filepath.Base(file))
 	if err != nil {
 		t.Fatal(err)
 	}

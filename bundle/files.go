@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
@@ -22,6 +23,21 @@ const (
 	dirQuota    = "quota"
 	dirRollback = "rollback"
 )
+
+// objectFile is the file name of a cluster object's configuration,
+// <namespace>.<name>.yaml. Both come from a dump or a cluster, which are not
+// trusted: a name that is not a valid Kubernetes name (a DNS-1123
+// subdomain, its namespace a DNS-1123 label, as the API server requires)
+// could be a path ("/../../x"), so it is refused and no bundle is made.
+func objectFile(kind, ns, name string) (string, error) {
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return "", fmt.Errorf("%s %q/%q in the cluster facts: namespace %q is not a valid Kubernetes namespace (%s): refused, no bundle written", kind, ns, name, ns, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return "", fmt.Errorf("%s %q/%q in the cluster facts: name %q is not a valid Kubernetes name (%s): refused, no bundle written", kind, ns, name, name, strings.Join(errs, "; "))
+	}
+	return ns + "." + name + ".yaml", nil
+}
 
 func (g *generator) put(path string, header string, objs ...any) error {
 	var buf bytes.Buffer
@@ -98,7 +114,10 @@ func (g *generator) phase1() error {
 	}
 	var res []string
 	for _, p := range g.patched {
-		file := p.ns + "." + p.name + ".yaml"
+		file, err := objectFile("DaemonSet", p.ns, p.name)
+		if err != nil {
+			return err
+		}
 		res = append(res, file)
 		head := fmt.Sprintf("Server-side apply configuration: adds %s NotIn [%s] to every required node\naffinity term of %s/%s, so the device plugin leaves DRA nodes.", ModeLabel, ModeDRA, p.ns, p.name)
 		if err := g.put(dirPhase1+"/"+file, head, partialDaemonSet(p.ns, p.name, exclude(p.orig))); err != nil {
@@ -294,7 +313,10 @@ func (g *generator) quota() error {
 		if _, has := q.Spec.Hard[key]; has {
 			continue
 		}
-		file := q.Namespace + "." + q.Name + ".yaml"
+		file, err := objectFile("ResourceQuota", q.Namespace, q.Name)
+		if err != nil {
+			return err
+		}
 		res = append(res, file)
 		obj := map[string]any{
 			"apiVersion": "v1", "kind": "ResourceQuota",

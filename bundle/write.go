@@ -32,12 +32,23 @@ func Write(dir string, t Tree, force bool) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// The tree's paths hold names read from a dump or a cluster
+	// (objectFile checks them): every file is written through an os.Root
+	// of the new folder, so that none can land outside it.
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	for _, rel := range t.Paths() {
-		p := filepath.Join(tmp, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		p := filepath.FromSlash(rel)
+		if !filepath.IsLocal(p) {
+			return fmt.Errorf("bundle file %q is outside %s: refused, nothing written", rel, dir)
+		}
+		if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, t[rel], 0o644); err != nil {
+		if err := root.WriteFile(p, t[rel], 0o644); err != nil {
 			return err
 		}
 	}

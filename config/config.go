@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubedra/kubedra/internal/confine"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
@@ -85,7 +86,8 @@ func Load(explicit string, getenv func(string) string, wd string) (*Config, erro
 			name = filepath.Join(wd, name)
 		}
 	}
-	data, err := os.ReadFile(name)
+	discovered := explicit == "" && (getenv == nil || getenv(Env) == "")
+	data, err := confine.ReadFile(name, 0)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
@@ -97,7 +99,27 @@ func Load(explicit string, getenv func(string) string, wd string) (*Config, erro
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
 	cfg.Path = name
+	if discovered {
+		if err := cfg.confineRules(); err != nil {
+			return nil, err
+		}
+	}
 	return cfg, nil
+}
+
+// confineRules refuses a config found by discovery (a repository's, not
+// the user's) whose rules files lead outside its folder: none of them is
+// read (rules: [/etc/shadow] would otherwise be echoed by the rules'
+// parse errors).
+func (c *Config) confineRules() error {
+	paths, _ := c.Value("rules")
+	roots := confine.New("", c.Dir())
+	for _, p := range paths {
+		if _, err := roots.Within(p); err != nil {
+			return fmt.Errorf("config %s: rules file %w; name it with --rules, or the config with --config, to use it", c.Path, err)
+		}
+	}
+	return nil
 }
 
 // find walks from the working folder up to the root.

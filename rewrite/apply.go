@@ -108,6 +108,10 @@ func (b *batch) edit(d *inventory.Document, root *yaml.Node, spliced bool) *Edit
 		b.fail(root, d.Origin.Line, err)
 		return nil
 	}
+	if err := mergeKeys(root); err != nil {
+		b.fail(root, d.Origin.Line, err)
+		return nil
+	}
 	e := &Edited{Root: root, span: d.Span, line: d.Origin.Line, index: d.Origin.Index}
 	if spliced {
 		e.before = yaml.CopyYNode(root)

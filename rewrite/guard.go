@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"fmt"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -30,6 +31,30 @@ func duplicateKeys(n *yaml.Node) error {
 			}
 		}
 		stack = append(stack, n.Content...)
+	}
+	return nil
+}
+
+// mergeKeys refuses a document with a YAML merge key (`resources: {<<:
+// *base}`): Kubernetes' decoder merges the anchored mapping in, which an
+// edit of the document cannot see or remove, so a GPU in the anchor would
+// stay beside its claim (and every further run add another). As with an
+// alias, the keys must be written out first.
+func mergeKeys(n *yaml.Node) error {
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+					return inventory.AtLine(k.Line, errors.New("the YAML merge key << merges a mapping in, which Kubernetes reads but kubedra does not edit through (the merged keys would stay beside the claims); write the merged keys out, then run again"))
+				}
+			}
+		}
+		if n.Kind != yaml.AliasNode {
+			stack = append(stack, n.Content...)
+		}
 	}
 	return nil
 }

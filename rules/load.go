@@ -2,11 +2,11 @@ package rules
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/internal/confine"
 	"github.com/kubedra/kubedra/inventory"
 )
 
@@ -109,9 +110,9 @@ func LoadFrom(dir string, paths ...string) (*Set, error) {
 	}
 	var errs LoadErrors
 	for i, p := range paths {
-		data, err := os.ReadFile(inventory.Resolve(dir, p))
+		data, err := confine.ReadFile(inventory.Resolve(dir, p), 0)
 		if err != nil {
-			errs = append(errs, LoadError{File: p, Msg: fmt.Sprintf("reading rules: %v", errors.Unwrap(err))})
+			errs = append(errs, LoadError{File: p, Msg: fmt.Sprintf("reading rules: %v", cmp.Or(errors.Unwrap(err), err))})
 			continue
 		}
 		srcs = append(srcs, source{name: p, data: data, layer: i + 1})

@@ -14,7 +14,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/strvals"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -124,6 +123,9 @@ func (e *Error) Diagnostic() inventory.Diagnostic {
 func Load(path string, opts Options) (*Chart, error) {
 	open := inventory.Resolve(opts.Dir, path)
 	chartFile := filepath.Join(path, FileName)
+	if err := symlinksWithin(open, path); err != nil {
+		return nil, &Error{File: chartFile, Err: err}
+	}
 	ch, err := loader.LoadDir(open)
 	if err != nil {
 		return nil, &Error{File: chartFile, Err: err}
@@ -335,15 +337,18 @@ func (c *Chart) Render(ctx context.Context, vals map[string]any) ([]File, error)
 		caps.KubeVersion = *c.kube
 	}
 	options := chartutil.ReleaseOptions{Name: ReleaseName, Namespace: or(c.opts.Namespace, Namespace), Revision: 1, IsInstall: true}
-	top, err := chartutil.ToRenderValuesWithSchemaValidation(c.chart, vals, options, caps, false)
+	// The schema is checked by validateSchema, which fetches no $ref.
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(c.chart, vals, options, caps, true)
 	if err != nil {
 		return nil, c.locate(err)
+	}
+	if err := validateSchema(c.chart, valuesOf(top)); err != nil {
+		return nil, c.locate(fmt.Errorf("values don't meet the specifications of the schema(s) in the following chart(s):\n%s", err))
 	}
 	if kv := c.chart.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
 		return nil, c.locate(fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String()))
 	}
-	var e engine.Engine
-	rendered, err := e.Render(c.chart, top)
+	rendered, err := renderBounded(ctx, c.chart, top)
 	if err != nil {
 		return nil, c.locate(err)
 	}

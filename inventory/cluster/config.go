@@ -33,6 +33,9 @@ func NewReader(cfg *rest.Config) (*Reader, error) {
 	// Lists are paginated and folded page by page; a higher QPS than
 	// client-go's default 5 keeps a 50,000-pod read from being throttled.
 	cfg.QPS, cfg.Burst = 50, 100
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultRequestTimeout
+	}
 	// One HTTP client for every group, as kubernetes.NewForConfig shares.
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -55,7 +58,7 @@ func NewReader(cfg *rest.Config) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reader{Client: c, Dynamic: dyn, Discovery: c.disc}, nil
+	return &Reader{Client: c, Dynamic: dyn, Discovery: c.disc, Timeout: cfg.Timeout}, nil
 }
 
 // clients are the typed clients a Reader uses (a Client).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -59,6 +60,44 @@ type Reader struct {
 	// Progress, when set, is called after each page with the resource and
 	// the number of its objects read so far.
 	Progress func(resource string, n int)
+	// Timeout bounds each request, an exec credential plugin's run
+	// included (client-go runs the plugin inside the request and does not
+	// stop it); 0 means DefaultRequestTimeout.
+	Timeout time.Duration
+}
+
+// DefaultRequestTimeout bounds each request to the cluster when neither
+// --request-timeout nor the Reader says otherwise: a server that never
+// answers ends the read with an error instead of hanging it.
+const DefaultRequestTimeout = 60 * time.Second
+
+// bounded runs call, and returns its result, or an error when ctx is done
+// or timeout passes first (the call is then abandoned: an exec credential
+// plugin that hangs is not waited for).
+func bounded[T any](ctx context.Context, timeout time.Duration, what string, call func() (T, error)) (T, error) {
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := call()
+		done <- result{v, err}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var zero T
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case <-timer.C:
+		return zero, fmt.Errorf("%s: no answer within %s (the request timeout; a credential plugin that hangs?): stopped", what, timeout)
+	}
 }
 
 // Read reads the cluster. It returns an error only when the cluster cannot
@@ -82,7 +121,7 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 		ls.lim = DefaultPageSize
 	}
 
-	sv, err := disc.ServerVersion()
+	sv, err := bounded(ctx, r.Timeout, "reading the server version", disc.ServerVersion)
 	if err != nil {
 		return nil, fmt.Errorf("reading the server version: %w", err)
 	}
@@ -90,7 +129,16 @@ func (r *Reader) Read(ctx context.Context) (*Facts, error) {
 	var operatorGVRs []schema.GroupVersionResource
 	var derr error
 	if r.Scope.discovers() {
-		served, operatorGVRs, derr = discover(disc)
+		type found struct {
+			served    []string
+			operators []schema.GroupVersionResource
+		}
+		var f found
+		f, derr = bounded(ctx, r.Timeout, "discovery", func() (found, error) {
+			s, o, err := discover(disc)
+			return found{s, o}, err
+		})
+		served, operatorGVRs = f.served, f.operators
 		if derr != nil {
 			ls.c.AddProblem("discovery", derr.Error())
 		}
@@ -260,7 +308,7 @@ func listTyped[L any, T any, PT interface {
 	runtime.Object
 }](ctx context.Context, r *Reader, lim int64, progress, apiVersion, kind string,
 	list func(context.Context, metav1.ListOptions) (L, error), items func(L) ([]T, string), add func(PT), dump *DumpWriter) error {
-	return page(ctx, lim, r.progress(progress), func(o metav1.ListOptions) (L, error) {
+	return page(ctx, lim, r.Timeout, r.progress(progress), func(o metav1.ListOptions) (L, error) {
 		return list(ctx, o)
 	}, func(l L) (string, int) {
 		objs, cont := items(l)
@@ -274,7 +322,7 @@ func listTyped[L any, T any, PT interface {
 }
 
 func (r *Reader) listUnstructured(ctx context.Context, ri dynamic.ResourceInterface, lim int64, name string, c *Collector, dump *DumpWriter) error {
-	return page(ctx, lim, r.progress(name), func(o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return page(ctx, lim, r.Timeout, r.progress(name), func(o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 		return ri.List(ctx, o)
 	}, func(l *unstructured.UnstructuredList) (string, int) {
 		for i := range l.Items {
@@ -294,15 +342,18 @@ func (r *Reader) progress(resource string) func(int) {
 }
 
 // page lists with Limit/Continue, handing each page to fold before asking
-// for the next, so that only one page is held at a time.
-func page[L any](ctx context.Context, limit int64, progress func(int), list func(metav1.ListOptions) (L, error), fold func(L) (string, int)) error {
+// for the next, so that only one page is held at a time; each request is
+// bounded by timeout (bounded), and a continue token the server gave
+// before ends the listing with an error (it would loop for ever).
+func page[L any](ctx context.Context, limit int64, timeout time.Duration, progress func(int), list func(metav1.ListOptions) (L, error), fold func(L) (string, int)) error {
 	opts := metav1.ListOptions{Limit: limit}
 	total := 0
+	seen := map[string]bool{}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l, err := list(opts)
+		l, err := bounded(ctx, timeout, "listing", func() (L, error) { return list(opts) })
 		if err != nil {
 			return err
 		}
@@ -314,6 +365,10 @@ func page[L any](ctx context.Context, limit int64, progress func(int), list func
 		if cont == "" {
 			return nil
 		}
+		if seen[cont] {
+			return fmt.Errorf("the server returned a continue token it had given before, after %d objects: the listing would never end; stopped", total)
+		}
+		seen[cont] = true
 		opts.Continue = cont
 	}
 }

@@ -1,10 +1,12 @@
 package detect
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
 )
@@ -467,10 +469,48 @@ func requests(c *yaml.Node) []request {
 	return out
 }
 
+// quantity is a quantity's text as Kubernetes reads it. kubectl and the
+// API server turn YAML into JSON with sigs.k8s.io/yaml, a YAML 1.1 reader,
+// for which an unquoted 010 is octal (8), 0x10 hexadecimal and 1_0 ten,
+// while kyaml (YAML 1.2) keeps the text: an unquoted number that is not
+// plain decimal is read by that decoder, and its JSON number is the
+// quantity. A quoted one is a string, which Quantity parses as written.
 func quantity(v *yaml.Node) string {
 	v = deref(v)
 	if v == nil || v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
 		return ""
 	}
-	return v.Value
+	if v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 || plainDecimal(v.Value) {
+		return v.Value
+	}
+	j, err := sigsyaml.YAMLToJSON([]byte("q: " + v.Value + "\n"))
+	if err != nil {
+		return v.Value
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(j, &m); err != nil {
+		return v.Value
+	}
+	raw := string(m["q"])
+	if strings.HasPrefix(raw, `"`) {
+		var s string
+		if json.Unmarshal(m["q"], &s) == nil {
+			return s
+		}
+	}
+	return raw
+}
+
+// plainDecimal reports whether s is digits without a leading zero, which
+// every YAML reader reads alike.
+func plainDecimal(s string) bool {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

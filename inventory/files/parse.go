@@ -9,9 +9,11 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubedra/kubedra/inventory"
 )
@@ -79,6 +81,12 @@ func (b *builder) add(c chunk) error {
 			break
 		}
 		shift(&n, c.line-1)
+		if err := aliasBound(c.data, &n); err != nil {
+			f.ParseErrors++
+			f.Diagnostics = append(f.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleNotYAML,
+				File: f.Path, Line: c.line, Message: "not valid YAML: " + err.Error()})
+			break
+		}
 		if templated {
 			if line, ok := templateNode(&n); ok {
 				b.skipTemplate(line)
@@ -100,6 +108,35 @@ func (b *builder) add(c chunk) error {
 		b.doc(&n, span)
 	}
 	return b.flushFull(span.End)
+}
+
+// aliasBound refuses a document whose aliases expand beyond what
+// Kubernetes' decoder accepts: a few hundred bytes of nested aliases
+// expand to billions of nodes, which every walk of the document (detect,
+// plan, rewrite) would visit. The judge is the decoder kubectl, the API
+// server and audit's dump reader use (sigs.k8s.io/yaml: "excessive
+// aliasing"), run only on documents that hold an alias.
+func aliasBound(data []byte, n *yaml.Node) error {
+	if bytes.IndexByte(data, '*') < 0 || !hasAlias(n) {
+		return nil
+	}
+	if _, err := sigsyaml.YAMLToJSON(data); err != nil && strings.Contains(err.Error(), "excessive aliasing") {
+		return errors.New("the document's aliases expand beyond what Kubernetes' decoder accepts (excessive aliasing): refused")
+	}
+	return nil
+}
+
+func hasAlias(n *yaml.Node) bool {
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Kind == yaml.AliasNode {
+			return true
+		}
+		stack = append(stack, n.Content...)
+	}
+	return false
 }
 
 // invalidUTF8 returns the 1-based line (in data) of the first byte that is

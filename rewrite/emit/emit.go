@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubedra/kubedra/internal/confine"
 	"github.com/kubedra/kubedra/inventory"
 )
 
@@ -59,11 +60,16 @@ type Emitter struct {
 	// destination before Release, so that what they deploy can be proved
 	// first (migrate's proof of kustomize units).
 	Hold func(path string) bool
+	// WriteReadOnly lets Write (and Diff, which shows what Write does)
+	// rewrite files without write permission (--write-read-only); their
+	// mode is kept.
+	WriteReadOnly bool
 
 	held      []Change
 	releasing bool
 	written   map[string]bool
 	baseDir   string
+	roots     *confine.Roots
 }
 
 // spillAbove is how much of a file's output is kept in memory before it
@@ -93,6 +99,9 @@ func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
 		f.out, f.orig = &spool{}, &spool{}
 		return f, nil
 	}
+	if err := e.Writable(path, isNew); err != nil {
+		return nil, err
+	}
 	switch e.Mode {
 	case Diff:
 		f.out = &spool{}
@@ -103,6 +112,9 @@ func (e *Emitter) Begin(path string, isNew bool) (*File, error) {
 	case Tree:
 		dst, err := e.outPath(path)
 		if err != nil {
+			return nil, err
+		}
+		if _, err := confine.New("", e.open(e.Dir)).Within(dst); err != nil {
 			return nil, err
 		}
 		f.out = &spool{dir: filepath.Dir(dst), name: filepath.Base(dst)}
@@ -255,6 +267,9 @@ func (e *Emitter) Release(keep func(path string) bool, failed func(path string, 
 // reads the file as it is (nil when it does not exist), and writes what
 // edit makes of it, when that differs. changed reports a write.
 func (e *Emitter) Edit(path string, edit func(old []byte) ([]byte, error)) (changed bool, err error) {
+	if err := e.Within(path); err != nil {
+		return false, err
+	}
 	old, err := os.ReadFile(e.open(path))
 	isNew := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !isNew {
@@ -318,6 +333,48 @@ func colour(w *bytes.Buffer, code string, line []byte) {
 	if len(body) < len(line) {
 		w.WriteByte('\n')
 	}
+}
+
+// Writable returns why the file at path cannot be written where the mode
+// sends it (nil when it can): it leads outside the roots (Within, every
+// mode but Stream); in place (Write, and Diff, which shows what Write
+// does), an existing file with more than one hard link (a write in place
+// cannot be atomic and keep the inode, and a new file under one name would
+// leave the others with the old text, so it is refused rather than
+// split), or without write permission unless WriteReadOnly.
+func (e *Emitter) Writable(path string, isNew bool) error {
+	if e.Mode == Stream {
+		return nil
+	}
+	if err := e.Within(path); err != nil {
+		return err
+	}
+	if isNew || e.Mode == Tree {
+		return nil
+	}
+	fi, err := os.Stat(e.open(path))
+	if err != nil {
+		return nil
+	}
+	if n := links(fi); n > 1 && fi.Mode().IsRegular() {
+		return fmt.Errorf("%s has %d hard links: writing it in place would give this name a new file and leave the other names with the old text; refused (make the names one file, or migrate with --out)", path, n)
+	}
+	if fi.Mode().Perm()&0o222 == 0 && !e.WriteReadOnly {
+		return fmt.Errorf("%s is read-only: refused (pass --write-read-only to rewrite it; its mode is kept)", path)
+	}
+	return nil
+}
+
+// Within returns an error (a *confine.Error) when the file at path leads,
+// symlinks resolved, outside the input roots (Roots): such a file is
+// neither read nor written, in any mode. Without Roots nothing is
+// confined.
+func (e *Emitter) Within(path string) error {
+	if e.roots == nil {
+		e.roots = confine.New(e.WorkDir, e.Roots...)
+	}
+	_, err := e.roots.Within(e.open(path))
+	return err
 }
 
 // open is where a path as the user named it is on disk.

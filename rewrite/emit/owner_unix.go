@@ -25,3 +25,11 @@ func keepOwner(f *os.File, old fs.FileInfo) error {
 	}
 	return nil
 }
+
+// links is how many hard links the file fi describes has (1 when unknown).
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

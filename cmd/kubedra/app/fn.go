@@ -69,7 +69,7 @@ func NewCmdFn(streams IOStreams) *cobra.Command {
 // default when the functionConfig names none.
 func fnRun(streams IOStreams, in io.Reader, mode string) error {
 	rw := &kio.ByteReadWriter{Reader: in, Writer: streams.Out, KeepReaderAnnotations: true}
-	return framework.Execute(fnProcessor{fn: action.Fn{Mode: mode}}, rw)
+	return framework.Execute(fnProcessor{fn: action.Fn{Mode: mode, Dir: streams.Dir()}}, rw)
 }
 
 // fnProcessor is `kubedra fn` as kyaml's framework.ResourceListProcessor:

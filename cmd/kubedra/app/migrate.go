@@ -25,6 +25,8 @@ type MigrateOptions struct {
 	// Output is --plan's format (-o yaml|json).
 	Output report.Format
 	Out    string
+	// OutMerge and WriteReadOnly are --out-merge and --write-read-only.
+	OutMerge, WriteReadOnly bool
 }
 
 // NewCmdMigrate builds `kubedra migrate`.
@@ -90,7 +92,9 @@ func NewCmdMigrate(streams IOStreams, runF func(*MigrateOptions) error) *cobra.C
 	f := cmd.Flags()
 	opts.Planning.Bind(f)
 	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files in place (atomically)")
-	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder")
+	f.StringVar(&opts.Out, "out", "", "write a migrated copy of the input tree into this folder (new or empty; not inside an input)")
+	f.BoolVar(&opts.OutMerge, "out-merge", false, "write into a --out folder that is not empty")
+	f.BoolVar(&opts.WriteReadOnly, "write-read-only", false, "also rewrite files without write permission with -w (their mode is kept); the diff shows what that does")
 	f.Var(&opts.Target, "target", "same as --target-version")
 	_ = f.MarkHidden("target")
 	f.BoolVar(&opts.Plan, "plan", false, "print the migration plan (every file's edits, every kustomize unit with its proof) on stdout and change nothing")
@@ -108,6 +112,12 @@ func (o *MigrateOptions) validate() error {
 	}
 	if o.Output != report.PlanFormats.Default() && !o.Plan {
 		return flags.Errorf("-o %s: the output format is --plan's; without --plan, migrate prints a diff (or writes with -w, --out)", o.Output)
+	}
+	if o.OutMerge && o.Out == "" {
+		return flags.Errorf("--out-merge needs --out")
+	}
+	if o.WriteReadOnly && o.Out != "" {
+		return flags.Errorf("--write-read-only is for -w (and the diff of what -w does), not --out")
 	}
 	if slices.Contains(o.Paths, "-") {
 		if len(o.Paths) > 1 {
@@ -143,6 +153,7 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 		return err
 	}
 	mopts := action.MigrateOptions{Rules: set, Out: opts.IO.Out, Color: prof != colorprofile.NoTTY, OutDir: opts.Out, PlanOnly: opts.Plan,
+		MergeOut: opts.OutMerge, WriteReadOnly: opts.WriteReadOnly,
 		Plan: opts.Options(opts.Target, ignore)}
 	switch {
 	case in.Paths[0] == "-":

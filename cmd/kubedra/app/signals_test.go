@@ -3,11 +3,15 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kubedra/kubedra/rewrite/emit"
 )
@@ -51,5 +55,44 @@ func TestSignalRemovesTemporaryFiles(t *testing.T) {
 		if b, _ := os.ReadFile(p); string(b) != "old\n" {
 			t.Errorf("%v: the file changed", sig)
 		}
+	}
+}
+
+// TestSignalEndsARunThatIgnoresIt (issue 29 item 10): a run that never
+// looks at its context (a chart template that loops) still ends on the
+// first SIGTERM, by that signal, once its grace to unwind is over. The
+// run is this test binary again, blocked for good after interruptible.
+func TestSignalEndsARunThatIgnoresIt(t *testing.T) {
+	if os.Getenv("KUBEDRA_SIGNAL_CHILD") == "1" {
+		interruptible()
+		os.Stdout.WriteString("ready\n")
+		select {} // ignores the context
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSignalEndsARunThatIgnoresIt$")
+	cmd.Env = append(os.Environ(), "KUBEDRA_SIGNAL_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+			t.Errorf("the run ended with %v, want by SIGTERM", err)
+		}
+	case <-time.After(time.Minute): // a guard, not a measure: the grace is seconds
+		cmd.Process.Kill()
+		t.Fatal("the run did not end on SIGTERM")
 	}
 }
