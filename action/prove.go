@@ -3,6 +3,7 @@ package action
 import (
 	"bytes"
 	"errors"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/inventory/kustomize"
 	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rewrite"
@@ -137,11 +137,12 @@ func proveBatch(path string, planned map[int][]proof.Pod, res rewrite.Result) []
 		if bytes.Equal(pc.Old, pc.New) {
 			continue
 		}
-		for _, d := range files.Parse(path, pc.New).Docs {
-			if d.Node != nil {
-				after = append(after, d.Node)
-			}
+		nodes, err := decodeAll(pc.New)
+		if err != nil {
+			// The new text must parse: a file whose text does not, fails.
+			return []proof.Problem{{Object: inventory.ObjectRef{Kind: "file", Name: path}, Message: "its new text does not parse: " + err.Error()}}
 		}
+		after = append(after, nodes...)
 	}
 	after = append(after, res.Objects...)
 	var out []proof.Problem
@@ -153,6 +154,26 @@ func proveBatch(path string, planned map[int][]proof.Pod, res rewrite.Result) []
 		out = append(out, p)
 	}
 	return out
+}
+
+// decodeAll decodes every YAML document of a text (a JSON one too), as the
+// API server's YAML reader takes them.
+func decodeAll(text []byte) ([]*yaml.RNode, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	var out []*yaml.RNode
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(n.Content) > 0 && n.Content[0].Kind == yaml.MappingNode {
+			out = append(out, yaml.NewRNode(n.Content[0]))
+		}
+	}
 }
 
 func absPath(p string) string {
