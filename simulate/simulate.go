@@ -43,13 +43,16 @@ type Workload struct {
 	Verdict  string  `json:"verdict"`
 }
 
-// Outcome is where a template's pods landed in one world. Reasons (after
-// only) say why fewer fit than before.
+// Outcome is where a template's pods landed in one world. Reasons say why
+// not all of them did: the nodes that rejected them counted per reason
+// ("3 nodes: untolerated taint ..."), or what keeps the pod off every
+// node; after a move that fits fewer, first what changed. Empty (never
+// nil) when every pod fits.
 type Outcome struct {
 	Fits    bool        `json:"fits"`
 	Pods    int         `json:"pods"`
 	Pools   []PoolCount `json:"pools"`
-	Reasons []string    `json:"reasons,omitempty"`
+	Reasons []string    `json:"reasons"`
 }
 
 // PoolCount is the pods of a template on one pool.
@@ -108,8 +111,8 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 			count = before.daemonPods(bp)
 		}
 		wl := Workload{File: t.File, Line: t.Line, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, PodTemplatePath: t.PodTemplatePath, Pods: count}
-		pools, placed, err := before.place(ctx, bp, count)
-		wl.Before = outcome(pools, placed, count)
+		pools, placed, why, err := before.place(ctx, bp, count)
+		wl.Before = outcome(pools, placed, count, why)
 		if err != nil {
 			wl.Before.Reasons = append(wl.Before.Reasons, "the allocator rejected the claims: "+err.Error())
 		}
@@ -119,12 +122,12 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 		} else {
 			wl.Migrated = !equality.Semantic.DeepEqual(t.Spec, at.Spec)
 			ap := after.newPod(at, am)
-			pools, placed, err := after.place(ctx, ap, count)
-			wl.After = outcome(pools, placed, count)
+			pools, placed, why, err := after.place(ctx, ap, count)
+			wl.After = outcome(pools, placed, count, why)
 			if err != nil {
 				wl.After.Reasons = append(wl.After.Reasons, "the allocator rejected the claims: "+err.Error())
 			} else if wl.After.Pods < wl.Before.Pods {
-				wl.After.Reasons = after.explain(ctx, ap, poolSet(wl.Before.Pools), pluginDevices(bp))
+				wl.After.Reasons = appendNew(after.explain(ctx, ap, poolSet(wl.Before.Pools), pluginDevices(bp)), wl.After.Reasons...)
 			}
 		}
 		wl.Verdict = verdict(wl)
@@ -132,6 +135,14 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 	}
 	res.pools(before, after)
 	return res, nil
+}
+
+// appendNew appends the strings of add that l does not hold.
+func appendNew(l []string, add ...string) []string {
+	for _, s := range add {
+		l = appendOnce(l, s)
+	}
+	return l
 }
 
 func poolSet(l []PoolCount) map[string]int {
@@ -154,8 +165,9 @@ func pluginDevices(p *pod) int64 {
 	return n
 }
 
-func outcome(pools map[string]int, placed, want int) Outcome {
-	o := Outcome{Fits: placed == want, Pods: placed, Pools: []PoolCount{}}
+// outcome is where pods landed and, when not all did, why (never nil).
+func outcome(pools map[string]int, placed, want int, why []string) Outcome {
+	o := Outcome{Fits: placed == want, Pods: placed, Pools: []PoolCount{}, Reasons: append([]string{}, why...)}
 	for p, n := range pools {
 		o.Pools = append(o.Pools, PoolCount{Pool: p, Pods: n})
 	}

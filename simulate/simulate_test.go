@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/kubedra/kubedra/inventory"
@@ -229,9 +231,67 @@ constraints: [{requests: [neuron, efa], matchAttribute: resource.aws.com/deviceg
 			if tc.reason != "" && !strings.Contains(strings.Join(w.After.Reasons, "\n"), tc.reason) {
 				t.Errorf("reasons %q do not say %q", w.After.Reasons, tc.reason)
 			}
-			if tc.verdict != Worse && len(w.After.Reasons) > 0 {
-				t.Errorf("reasons %q for verdict %s", w.After.Reasons, w.Verdict)
+			// Reasons say why not every pod fits: none when all do, some when not.
+			for _, o := range []Outcome{w.Before, w.After} {
+				if o.Reasons == nil || o.Fits != (len(o.Reasons) == 0) {
+					t.Errorf("fits %v with reasons %#v (verdict %s)", o.Fits, o.Reasons, w.Verdict)
+				}
 			}
 		})
+	}
+}
+
+// Every template that does not fit whole says why, per world, counting the
+// nodes that rejected it per reason (as the scheduler's FitError does);
+// a template that fits has an empty list.
+func TestReasonsPerNode(t *testing.T) {
+	fl := fleet("- {name: tainted, shape: g5.12xlarge, count: 3, mode: plugin, taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]}\n" +
+		"- {name: small, shape: g5.xlarge, count: 1, mode: plugin}\n" +
+		"- {name: labelled, shape: g5.xlarge, count: 2, mode: plugin, labels: {team: other}}\n")
+	before := deploy("d", 1, "nodeSelector: {node.kubernetes.io/instance-type: g5.12xlarge}\ncontainers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 2}}") +
+		"---\n" + deploy("fits", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 1}}") +
+		"---\n" + deploy("two", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 2}}")
+	r := run(t, fl, before, before, v134)
+	if len(r.Workloads) != 3 {
+		t.Fatalf("workloads %d", len(r.Workloads))
+	}
+	d, fits, two := r.Workloads[0], r.Workloads[1], r.Workloads[2]
+	if d.Verdict != NeverFit {
+		t.Fatalf("d: %s", d.Verdict)
+	}
+	want := []string{
+		"3 nodes: node affinity/selector does not match (node.kubernetes.io/instance-type=g5.12xlarge)",
+		"3 nodes: untolerated taint nvidia.com/gpu=present:NoSchedule",
+	}
+	if d := cmp.Diff(want, d.Before.Reasons); d != "" {
+		t.Errorf("never-fit before reasons (-want +got):\n%s", d)
+	}
+	if fits.Verdict != Same || fits.Before.Reasons == nil || len(fits.Before.Reasons) != 0 || fits.After.Reasons == nil || len(fits.After.Reasons) != 0 {
+		t.Errorf("a template that fits: %s, reasons %#v %#v", fits.Verdict, fits.Before.Reasons, fits.After.Reasons)
+	}
+	// Two GPUs: the untainted g5.xlarge nodes have one each (DRA: one device of the class).
+	if two.Verdict != NeverFit {
+		t.Fatalf("two: %s", two.Verdict)
+	}
+	wantTwo := []string{"3 nodes: insufficient nvidia.com/gpu (2 asked, 1 on the node)", "3 nodes: untolerated taint nvidia.com/gpu=present:NoSchedule"}
+	if d := cmp.Diff(wantTwo, two.Before.Reasons); d != "" {
+		t.Errorf("before reasons (-want +got):\n%s", d)
+	}
+}
+
+// The DRA side names the class a node lacks or has too few of.
+func TestReasonsPerNodeDRA(t *testing.T) {
+	claimPod := "containers:\n- name: c\n  image: x\n  resources: {claims: [{name: d}]}\nresourceClaims: [{name: d, resourceClaimTemplateName: g}]"
+	fl := fleet("- {name: small, shape: g5.xlarge, count: 2}\n- {name: trn, shape: trn1.32xlarge, count: 1}\n")
+	before := deploy("d", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 2}}")
+	after := deploy("d", 1, claimPod) + rct("g", "requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}]")
+	r := run(t, fl, before, after, v134)
+	w := r.Workloads[0]
+	if w.Verdict != NeverFit {
+		t.Fatalf("verdict %s", w.Verdict)
+	}
+	want := []string{"2 nodes: 1 device of class gpu.nvidia.com (2 asked)", "1 node: no device of class gpu.nvidia.com"}
+	if d := cmp.Diff(want, w.After.Reasons); d != "" {
+		t.Errorf("after reasons (-want +got):\n%s", d)
 	}
 }

@@ -98,3 +98,33 @@ func TestSimulateExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// A never-fit verdict gives its reasons in the table and in JSON; every
+// outcome has its reasons list, [] when every pod fits.
+func TestSimulateReasons(t *testing.T) {
+	three := strings.Replace(simGPU, "parallelism: 2", "parallelism: 3", 1)
+	dir := app.WriteFiles(t, t.TempDir(), map[string]string{"fleet.yaml": simFleet, "gpu.yaml": simGPU, "three.yaml": three})
+	env := map[string]string{"NO_COLOR": "1", "KUBEDRA_CONFIG": "none"}
+	code, out, errOut := app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "three.yaml"}, Env: env, Dir: dir})
+	if code != 0 || !strings.Contains(out, "never-fit  2 nodes: too few free devices of class gpu.nvidia.com (8 asked; the pods placed before took the rest)") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, f := range []string{"gpu.yaml", "three.yaml"} {
+		code, out, _ = app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "-o", "json", f}, Env: env, Dir: dir})
+		var doc struct {
+			Workloads []struct {
+				Verdict       string
+				Before, After struct {
+					Reasons *[]string
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || len(doc.Workloads) != 1 {
+			t.Fatalf("%s: exit %d, %v:\n%s", f, code, err, out)
+		}
+		w := doc.Workloads[0]
+		if w.Before.Reasons == nil || w.After.Reasons == nil || (w.Verdict == "same") != (len(*w.After.Reasons) == 0) {
+			t.Errorf("%s: verdict %s, reasons missing or wrong:\n%s", f, w.Verdict, out)
+		}
+	}
+}

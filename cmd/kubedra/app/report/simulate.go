@@ -69,6 +69,15 @@ func pools(l []simulate.PoolCount) string {
 	return dash(strings.Join(parts, ","))
 }
 
+// verdictReasons are the reasons a worse or never-fit verdict is given
+// with: why not every pod fits after the move.
+func verdictReasons(wl simulate.Workload) []string {
+	if wl.Verdict == simulate.Worse || wl.Verdict == simulate.NeverFit {
+		return wl.After.Reasons
+	}
+	return nil
+}
+
 func workloadName(w simulate.Workload) string {
 	n := w.Kind + "/" + w.Name
 	if w.Namespace != "" {
@@ -96,10 +105,8 @@ func simulateTable(out io.Writer, r *simulate.Result, s Style) error {
 		rows = append(rows, []string{workloadName(wl), wl.PodTemplatePath, strconv.Itoa(wl.Pods),
 			strconv.Itoa(wl.Before.Pods) + " " + pools(wl.Before.Pools), strconv.Itoa(wl.After.Pods) + " " + pools(wl.After.Pools),
 			wl.Verdict, fmt.Sprintf("%s:%d", wl.File, wl.Line)})
-		if wl.Verdict == simulate.Worse {
-			for _, why := range wl.After.Reasons {
-				reasons = append(reasons, []string{workloadName(wl), why})
-			}
+		for _, why := range verdictReasons(wl) {
+			reasons = append(reasons, []string{workloadName(wl), wl.Verdict, why})
 		}
 	}
 	if len(r.Workloads) == 0 {
@@ -109,7 +116,7 @@ func simulateTable(out io.Writer, r *simulate.Result, s Style) error {
 	}
 	if len(reasons) > 0 {
 		b.WriteString("\n")
-		writeRows(&b, append([][]string{{"WORSE", "BECAUSE"}}, reasons...), styled(nil, -1))
+		writeRows(&b, append([][]string{{"WORKLOAD", "VERDICT", "BECAUSE (AFTER)"}}, reasons...), styled(simVerdictStyle, 1))
 	}
 	if len(r.Pools) > 0 {
 		b.WriteString("\n")
@@ -127,7 +134,7 @@ func simulateTable(out io.Writer, r *simulate.Result, s Style) error {
 func simulateMarkdown(w io.Writer, r *simulate.Result) error {
 	var b strings.Builder
 	b.WriteString("# kubedra simulate\n\n" + summaryLine(r) + "\n\n## Workloads\n\n")
-	rows := [][]string{{"Workload", "Template", "Pods", "Before", "After", "Verdict", "Why worse"}}
+	rows := [][]string{{"Workload", "Template", "Pods", "Before", "After", "Verdict", "Why not all fit (after)"}}
 	for _, wl := range r.Workloads {
 		verdict := wl.Verdict
 		if verdict == simulate.Worse {
@@ -135,7 +142,7 @@ func simulateMarkdown(w io.Writer, r *simulate.Result) error {
 		}
 		rows = append(rows, []string{"`" + workloadName(wl) + "` (" + fmt.Sprintf("%s:%d", wl.File, wl.Line) + ")", "`" + wl.PodTemplatePath + "`",
 			strconv.Itoa(wl.Pods), strconv.Itoa(wl.Before.Pods) + " " + pools(wl.Before.Pools), strconv.Itoa(wl.After.Pods) + " " + pools(wl.After.Pools),
-			verdict, dash(strings.Join(wl.After.Reasons, "; "))})
+			verdict, dash(strings.Join(verdictReasons(wl), "; "))})
 	}
 	mdTable(&b, rows)
 	b.WriteString("\n## Node pools\n\n")
