@@ -224,3 +224,20 @@ spec:
 		t.Errorf("got %q", got)
 	}
 }
+
+// A DaemonSet whose after form asks no device is judged, not missing: no
+// false gate failure.
+func TestSimulateAfterWithoutDevices(t *testing.T) {
+	dir := t.TempDir()
+	ds := "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - {name: c, image: x%s}\n"
+	os.WriteFile(filepath.Join(dir, "before.yaml"), []byte(fmt.Sprintf(ds, ", resources: {limits: {nvidia.com/gpu: 1}}")), 0o644)
+	os.WriteFile(filepath.Join(dir, "after.yaml"), []byte(fmt.Sprintf(ds, "")), 0o644)
+	r, err := Simulate(context.Background(), Input{Paths: []string{filepath.Join(dir, "before.yaml")}},
+		SimulateOptions{Nodes: "../examples/simulate/fleet.yaml", After: []string{filepath.Join(dir, "after.yaml")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Workloads) != 1 || r.Worse() || r.Workloads[0].After.Pods != r.Workloads[0].Pods {
+		t.Errorf("worse %v, workloads %+v", r.Worse(), r.Workloads)
+	}
+}

@@ -36,7 +36,10 @@ type Template struct {
 
 // Manifests are the objects simulate needs from a set of documents.
 type Manifests struct {
-	Templates      []*Template
+	Templates []*Template
+	// others are the pod templates that ask for no device, by Key: the
+	// after form of a template a migration left without one.
+	others         map[string]*Template
 	ClaimTemplates map[string]*resourceapi.ResourceClaimTemplate
 	Claims         map[string]*resourceapi.ResourceClaim
 	Classes        []*resourceapi.DeviceClass
@@ -56,7 +59,7 @@ func nsName(ns, name string) string {
 // resources or resource claims) and the DRA objects of docs. file names
 // documents whose Origin has no path.
 func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
-	m := &Manifests{ClaimTemplates: map[string]*resourceapi.ResourceClaimTemplate{}, Claims: map[string]*resourceapi.ResourceClaim{}}
+	m := &Manifests{ClaimTemplates: map[string]*resourceapi.ResourceClaimTemplate{}, Claims: map[string]*resourceapi.ResourceClaim{}, others: map[string]*Template{}}
 	seen := map[string]int{}
 	for _, d := range docs {
 		if d == nil || d.Node == nil {
@@ -80,9 +83,6 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 				m.bad(d, ps.Node.YNode().Line, ps.Path, "%s %s: pod template %s: %v", kind, d.Node.GetName(), ps.Path, err)
 				continue
 			}
-			if !asksDevices(&spec) {
-				continue
-			}
 			t := &Template{File: d.Origin.Path, Line: d.Origin.Line, APIVersion: api, Kind: kind, Namespace: d.Node.GetNamespace(),
 				Name: d.Node.GetName(), PodTemplatePath: ps.Path, Spec: &spec, DaemonSet: kind == "DaemonSet"}
 			if t.Line == 0 {
@@ -92,6 +92,10 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 			id := strings.Join([]string{kind, t.Namespace, t.Name, ps.Path}, "|")
 			t.Key = id + "|" + strconv.Itoa(seen[id])
 			seen[id]++
+			if !asksDevices(&spec) {
+				m.others[t.Key] = t
+				continue
+			}
 			m.Templates = append(m.Templates, t)
 		}
 	}
@@ -151,8 +155,8 @@ func (m *Manifests) draObject(d *inventory.Document, kind, api string) {
 	}
 }
 
-// asksDevices reports whether a pod spec requests an extended resource or
-// references a resource claim.
+// asksDevices reports whether a pod spec requests an extended resource
+// (more than zero of it) or references a resource claim.
 func asksDevices(spec *corev1.PodSpec) bool {
 	if len(spec.ResourceClaims) > 0 {
 		return true
@@ -160,8 +164,8 @@ func asksDevices(spec *corev1.PodSpec) bool {
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for _, c := range list {
 			for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-				for r := range rl {
-					if detect.IsExtendedResource(string(r)) {
+				for r, q := range rl {
+					if detect.IsExtendedResource(string(r)) && !q.IsZero() {
 						return true
 					}
 				}

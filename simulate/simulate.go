@@ -93,8 +93,9 @@ func (r *Result) Worse() bool { return r.Summary.Worse > 0 }
 
 // Run packs the before manifests into the before world and the after
 // manifests into the after world, template by template in the before
-// manifests' order, and compares. A template missing from the after
-// manifests is worse.
+// manifests' order, and compares. A template whose after form asks no
+// device is packed as it is; one missing from the after manifests is
+// worse.
 func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result, error) {
 	res := &Result{Workloads: []Workload{}, Pools: []PoolResult{}}
 	byKey := map[string]*Template{}
@@ -117,6 +118,9 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 			wl.Before.Reasons = append(wl.Before.Reasons, "the allocator rejected the claims: "+err.Error())
 		}
 		at := byKey[t.Key]
+		if at == nil {
+			at = am.others[t.Key]
+		}
 		if at == nil {
 			wl.After = Outcome{Pools: []PoolCount{}, Reasons: []string{"not in the after manifests"}}
 		} else {

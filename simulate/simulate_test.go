@@ -295,3 +295,25 @@ func TestReasonsPerNodeDRA(t *testing.T) {
 		t.Errorf("after reasons (-want +got):\n%s", d)
 	}
 }
+
+// A template whose after form asks no devices (migrate dropped a zero
+// request, or --after has it without one) is matched, not missing: its
+// pods are packed as they are. A template that asks only zero of a device
+// asks nothing.
+func TestAfterWithoutDevices(t *testing.T) {
+	fl := fleet("- {name: p, shape: g5.xlarge, count: 2}\n")
+	ds := func(res string) string {
+		return "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n" + res
+	}
+	before := ds("        resources: {limits: {nvidia.com/gpu: 1}}\n") + "---\n" +
+		deploy("head", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 0}}")
+	after := ds("") + "---\n" + deploy("head", 1, "containers:\n- name: c\n  image: x")
+	r := run(t, fl, before, after, v134)
+	if len(r.Workloads) != 1 {
+		t.Fatalf("workloads %+v, want the DaemonSet only", r.Workloads)
+	}
+	w := r.Workloads[0]
+	if w.Verdict != Same || w.After.Pods != 2 || !w.Migrated || len(w.After.Reasons) != 0 {
+		t.Errorf("verdict %s, after %d, migrated %v, reasons %q", w.Verdict, w.After.Pods, w.Migrated, w.After.Reasons)
+	}
+}
