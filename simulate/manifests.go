@@ -88,7 +88,10 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 			if t.Line == 0 {
 				t.Line = d.Node.YNode().Line
 			}
-			t.Pods = replicas(d.Node, ps.Path)
+			t.Pods = ps.Replicas
+			if t.Pods == 0 {
+				t.Pods = replicas(d.Node, ps.Path)
+			}
 			id := strings.Join([]string{kind, t.Namespace, t.Name, ps.Path}, "|")
 			t.Key = id + "|" + strconv.Itoa(seen[id])
 			seen[id]++
@@ -175,8 +178,9 @@ func asksDevices(spec *corev1.PodSpec) bool {
 	return false
 }
 
-// replicas is the number of pods a pod template makes: the replicas (or
-// parallelism) of each map that holds a template on the way to it.
+// replicas is the number of pods a pod template of a kind without replica
+// groups makes: the replicas (or a Job's parallelism, its completions when
+// fewer) of each map that holds a template on the way to it.
 func replicas(doc *yaml.RNode, path string) int {
 	segs := splitPath(path)
 	n := 1
@@ -186,16 +190,26 @@ func replicas(doc *yaml.RNode, path string) int {
 		if err != nil || holder == nil {
 			break
 		}
-		for _, f := range []string{"replicas", "parallelism"} {
-			if v := holder.Field(f); v != nil && v.Value != nil {
-				if k, err := strconv.Atoi(v.Value.YNode().Value); err == nil && k >= 0 {
-					n *= k
-					break
-				}
+		if k, ok := count(holder, "replicas"); ok {
+			n *= k
+		} else if k, ok := count(holder, "parallelism"); ok {
+			if c, ok := count(holder, "completions"); ok && c < k {
+				k = c
 			}
+			n *= k
 		}
 	}
 	return n
+}
+
+// count is the non-negative integer field f of m.
+func count(m *yaml.RNode, f string) (int, bool) {
+	v := m.Field(f)
+	if v == nil || v.Value == nil {
+		return 0, false
+	}
+	k, err := strconv.Atoi(v.Value.YNode().Value)
+	return k, err == nil && k >= 0
 }
 
 // splitPath splits a kyaml field path on dots outside [...].

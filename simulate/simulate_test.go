@@ -317,3 +317,72 @@ func TestAfterWithoutDevices(t *testing.T) {
 		t.Errorf("verdict %s, after %d, migrated %v, reasons %q", w.Verdict, w.After.Pods, w.Migrated, w.After.Reasons)
 	}
 }
+
+// Pods per template for the kinds detection knows, as their controllers
+// make them.
+func TestPodsPerKind(t *testing.T) {
+	gpu := "containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]"
+	m := manifests(t, `apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate: {spec: {`+gpu+`}}
+    workerTemplate: {spec: {`+gpu+`}}
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 3
+    template: {spec: {parallelism: 4, completions: 2, template: {spec: {`+gpu+`}}}}
+---
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: mpi}
+spec:
+  mpiReplicaSpecs:
+    Launcher: {replicas: 1, template: {spec: {`+gpu+`}}}
+    Worker: {replicas: 5, template: {spec: {`+gpu+`}}}
+---
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: ray}
+spec:
+  headGroupSpec: {template: {spec: {`+gpu+`}}}
+  workerGroupSpecs:
+  - {groupName: g, replicas: 2, numOfHosts: 4, template: {spec: {`+gpu+`}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: sts}
+spec: {template: {spec: {`+gpu+`}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: job}
+spec: {parallelism: 6, completions: 3, template: {spec: {`+gpu+`}}}
+`)
+	got := map[string]int{}
+	for _, tp := range m.Templates {
+		got[tp.Kind+" "+tp.PodTemplatePath] = tp.Pods
+	}
+	want := map[string]int{
+		"LeaderWorkerSet spec.leaderWorkerTemplate.leaderTemplate.spec":  2,
+		"LeaderWorkerSet spec.leaderWorkerTemplate.workerTemplate.spec":  6,
+		"JobSet spec.replicatedJobs[name=w].template.spec.template.spec": 6,
+		"MPIJob spec.mpiReplicaSpecs.Launcher.template.spec":             1,
+		"MPIJob spec.mpiReplicaSpecs.Worker.template.spec":               5,
+		"RayCluster spec.headGroupSpec.template.spec":                    1,
+		"RayCluster spec.workerGroupSpecs[groupName=g].template.spec":    8,
+		"StatefulSet spec.template.spec":                                 1,
+		"Job spec.template.spec":                                         3,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("pods (-want +got):\n%s", d)
+	}
+}
