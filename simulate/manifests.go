@@ -43,6 +43,9 @@ type Manifests struct {
 	ClaimTemplates map[string]*resourceapi.ResourceClaimTemplate
 	Claims         map[string]*resourceapi.ResourceClaim
 	Classes        []*resourceapi.DeviceClass
+	// Skipped are the pod templates simulate cannot judge (a quantity
+	// left as a placeholder), with the reason.
+	Skipped []Skip
 	// Diagnostics are the objects that could not be decoded (RuleBadInput),
 	// at their file and line.
 	Diagnostics inventory.Diagnostics
@@ -74,6 +77,18 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 			if ps.Generic {
 				continue
 			}
+			id := strings.Join([]string{kind, d.Node.GetNamespace(), d.Node.GetName(), ps.Path}, "|")
+			key := id + "|" + strconv.Itoa(seen[id])
+			seen[id]++
+			line := d.Origin.Line
+			if line == 0 {
+				line = d.Node.YNode().Line
+			}
+			if why := placeholder(ps.Node); why != "" {
+				ref := TemplateRef{File: d.Origin.Path, Line: line, Kind: kind, Namespace: d.Node.GetNamespace(), Name: d.Node.GetName(), PodTemplatePath: ps.Path}
+				m.Skipped = append(m.Skipped, Skip{TemplateRef: ref, Reason: why, key: key})
+				continue
+			}
 			var spec corev1.PodSpec
 			data, err := ps.Node.MarshalJSON()
 			if err == nil {
@@ -83,18 +98,12 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 				m.bad(d, ps.Node.YNode().Line, ps.Path, "%s %s: pod template %s: %v", kind, d.Node.GetName(), ps.Path, err)
 				continue
 			}
-			t := &Template{File: d.Origin.Path, Line: d.Origin.Line, APIVersion: api, Kind: kind, Namespace: d.Node.GetNamespace(),
-				Name: d.Node.GetName(), PodTemplatePath: ps.Path, Spec: &spec, DaemonSet: kind == "DaemonSet"}
-			if t.Line == 0 {
-				t.Line = d.Node.YNode().Line
-			}
+			t := &Template{File: d.Origin.Path, Line: line, APIVersion: api, Kind: kind, Namespace: d.Node.GetNamespace(),
+				Name: d.Node.GetName(), PodTemplatePath: ps.Path, Spec: &spec, DaemonSet: kind == "DaemonSet", Key: key}
 			t.Pods = ps.Replicas
 			if t.Pods == 0 {
 				t.Pods = replicas(d.Node, ps.Path)
 			}
-			id := strings.Join([]string{kind, t.Namespace, t.Name, ps.Path}, "|")
-			t.Key = id + "|" + strconv.Itoa(seen[id])
-			seen[id]++
 			if !asksDevices(&spec) {
 				m.others[t.Key] = t
 				continue
@@ -103,6 +112,63 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 		}
 	}
 	return m
+}
+
+// Skip is a pod template simulate cannot judge, with the reason: input to
+// render first, not an error.
+type Skip struct {
+	TemplateRef
+	Reason string `json:"reason"`
+	key    string
+}
+
+// TemplateRef names a pod template: its object, path and location.
+type TemplateRef struct {
+	File            string `json:"file"`
+	Line            int    `json:"line"`
+	Kind            string `json:"kind"`
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	PodTemplatePath string `json:"podTemplatePath"`
+}
+
+func (t *Template) ref() TemplateRef {
+	return TemplateRef{File: t.File, Line: t.Line, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, PodTemplatePath: t.PodTemplatePath}
+}
+
+// placeholder says which device quantity of a pod spec is a placeholder
+// left in ($GPU_PER_NODE, ${N}, {{ .Values.x }}), "" when none is.
+func placeholder(spec *yaml.RNode) string {
+	for _, list := range []string{"initContainers", "containers"} {
+		cs := spec.Field(list)
+		if cs == nil || cs.Value.YNode().Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, c := range cs.Value.Content() {
+			for _, rl := range []string{"limits", "requests"} {
+				m := yaml.NewRNode(c).Field("resources")
+				if m == nil || m.Value.Field(rl) == nil {
+					continue
+				}
+				q := m.Value.Field(rl).Value
+				if q.YNode().Kind != yaml.MappingNode {
+					continue
+				}
+				content := q.YNode().Content
+				for i := 0; i+1 < len(content); i += 2 {
+					v := content[i+1].Value
+					if detect.IsExtendedResource(content[i].Value) && (strings.Contains(v, "$") || strings.Contains(v, "{{")) {
+						name := ""
+						if n := yaml.NewRNode(c).Field("name"); n != nil {
+							name = n.Value.YNode().Value
+						}
+						return fmt.Sprintf("quantity is a placeholder: render it first (%s: %s in container %s)", content[i].Value, v, name)
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // bad records that the object of d, or its part at field (at line), could

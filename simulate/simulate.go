@@ -21,20 +21,17 @@ const (
 
 // Result is a simulation: per workload pod template and per pool.
 type Result struct {
-	Workloads []Workload   `json:"workloads"`
-	Pools     []PoolResult `json:"pools"`
-	Summary   Summary      `json:"summary"`
+	Workloads []Workload `json:"workloads"`
+	// Skipped are the templates simulate cannot judge, in either world.
+	Skipped []Skip       `json:"skipped"`
+	Pools   []PoolResult `json:"pools"`
+	Summary Summary      `json:"summary"`
 }
 
 // Workload is one pod template's outcome in both worlds.
 type Workload struct {
-	File            string `json:"file"`
-	Line            int    `json:"line"`
-	Kind            string `json:"kind"`
-	Namespace       string `json:"namespace"`
-	Name            string `json:"name"`
-	PodTemplatePath string `json:"podTemplatePath"`
-	Pods            int    `json:"pods"`
+	TemplateRef
+	Pods int `json:"pods"`
 	// Migrated is true when the after pod template differs from the
 	// before one.
 	Migrated bool    `json:"migrated"`
@@ -86,6 +83,8 @@ type Summary struct {
 	Pods       int `json:"pods"`
 	PodsBefore int `json:"podsBefore"`
 	PodsAfter  int `json:"podsAfter"`
+	// Skipped counts the templates simulate could not judge.
+	Skipped int `json:"skipped"`
 }
 
 // Worse reports whether some workload fits worse after the move.
@@ -97,21 +96,29 @@ func (r *Result) Worse() bool { return r.Summary.Worse > 0 }
 // device is packed as it is; one missing from the after manifests is
 // worse.
 func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result, error) {
-	res := &Result{Workloads: []Workload{}, Pools: []PoolResult{}}
+	res := &Result{Workloads: []Workload{}, Skipped: append([]Skip{}, bm.Skipped...), Pools: []PoolResult{}}
 	byKey := map[string]*Template{}
 	for _, t := range am.Templates {
 		byKey[t.Key] = t
 	}
+	skipped := map[string]bool{}
+	for _, s := range am.Skipped {
+		skipped[s.key] = true
+	}
 	for _, t := range bm.Templates {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if skipped[t.Key] {
+			res.Skipped = append(res.Skipped, Skip{TemplateRef: t.ref(), Reason: "its after form has a quantity left as a placeholder: render it first"})
+			continue
 		}
 		bp := before.newPod(t, bm)
 		count := t.Pods
 		if t.DaemonSet {
 			count = before.daemonPods(bp)
 		}
-		wl := Workload{File: t.File, Line: t.Line, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, PodTemplatePath: t.PodTemplatePath, Pods: count}
+		wl := Workload{TemplateRef: t.ref(), Pods: count}
 		pools, placed, why, err := before.place(ctx, bp, count)
 		wl.Before = outcome(pools, placed, count, why)
 		if err != nil {
@@ -137,6 +144,7 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 		wl.Verdict = verdict(wl)
 		res.add(wl)
 	}
+	res.Summary.Skipped = len(res.Skipped)
 	res.pools(before, after)
 	return res, nil
 }

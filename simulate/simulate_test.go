@@ -386,3 +386,26 @@ spec: {parallelism: 6, completions: 3, template: {spec: {`+gpu+`}}}
 		t.Errorf("pods (-want +got):\n%s", d)
 	}
 }
+
+// A quantity left as a placeholder is input simulate cannot judge: the
+// template is skipped with the reason, not an error; the rest is simulated.
+func TestPlaceholderSkipped(t *testing.T) {
+	docs := ""
+	for i, q := range []string{"$GPU_PER_NODE", "${N}", "'{{ .Values.gpus }}'"} {
+		docs += deploy("p"+itoa(i), 1, "containers:\n- name: c\n  image: x\n  resources:\n    limits:\n      nvidia.com/gpu: "+q) + "---\n"
+	}
+	docs += deploy("ok", 1, "containers:\n- name: c\n  image: x\n  resources: {limits: {nvidia.com/gpu: 1}}")
+	m := manifests(t, docs) // fails on any error diagnostic
+	if len(m.Templates) != 1 || len(m.Skipped) != 3 {
+		t.Fatalf("templates %d, skipped %+v", len(m.Templates), m.Skipped)
+	}
+	s := m.Skipped[0]
+	if s.Name != "p00" || s.PodTemplatePath != "spec.template.spec" || s.Line == 0 ||
+		s.Reason != "quantity is a placeholder: render it first (nvidia.com/gpu: $GPU_PER_NODE in container c)" {
+		t.Errorf("skip %+v", s)
+	}
+	r := run(t, fleet("- {name: p, shape: g5.xlarge, count: 1, mode: plugin}\n"), docs, docs, v134)
+	if len(r.Workloads) != 1 || len(r.Skipped) != 3 || r.Worse() {
+		t.Errorf("workloads %d, skipped %d, worse %v", len(r.Workloads), len(r.Skipped), r.Worse())
+	}
+}

@@ -128,3 +128,19 @@ func TestSimulateReasons(t *testing.T) {
 		}
 	}
 }
+
+// A placeholder quantity is a skip with its reason, listed in the report;
+// the exit code is that of the rest.
+func TestSimulatePlaceholder(t *testing.T) {
+	ph := strings.NewReplacer("nvidia.com/gpu: 8}", "nvidia.com/gpu: \"${GPUS}\"}", "name: j}", "name: ph}").Replace(simGPU)
+	dir := app.WriteFiles(t, t.TempDir(), map[string]string{"fleet.yaml": simFleet, "ph.yaml": ph, "gpu.yaml": simGPU})
+	env := map[string]string{"NO_COLOR": "1", "KUBEDRA_CONFIG": "none"}
+	code, out, errOut := app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "ph.yaml", "gpu.yaml"}, Env: env, Dir: dir})
+	if code != 0 || !strings.Contains(out, "quantity is a placeholder: render it first (nvidia.com/gpu: ${GPUS} in container c)") || !strings.Contains(out, "Job/ph") || !strings.Contains(out, "1 skipped") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	code, out, _ = app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "-o", "json", "gpu.yaml"}, Env: env, Dir: dir})
+	if code != 0 || !strings.Contains(out, `"skipped": []`) {
+		t.Errorf("exit %d, skipped not [] in:\n%s", code, out)
+	}
+}

@@ -30,6 +30,7 @@ type simulateDoc struct {
 	APIVersion  string                 `json:"apiVersion"`
 	Kind        string                 `json:"kind"`
 	Workloads   []simulate.Workload    `json:"workloads"`
+	Skipped     []simulate.Skip        `json:"skipped"`
 	Pools       []simulate.PoolResult  `json:"pools"`
 	Summary     simulate.Summary       `json:"summary"`
 	Diagnostics []inventory.Diagnostic `json:"diagnostics"`
@@ -47,12 +48,15 @@ func Simulate(w io.Writer, r *simulate.Result, diags inventory.Diagnostics, form
 	if r.Pools == nil {
 		r.Pools = []simulate.PoolResult{}
 	}
+	if r.Skipped == nil {
+		r.Skipped = []simulate.Skip{}
+	}
 	if diags == nil {
 		diags = inventory.Diagnostics{}
 	}
 	switch format {
 	case "json":
-		return JSON(w, simulateDoc{APIVersion: "kubedra.dev/v1alpha1", Kind: "SimulateReport", Workloads: r.Workloads, Pools: r.Pools, Summary: r.Summary, Diagnostics: diags})
+		return JSON(w, simulateDoc{APIVersion: "kubedra.dev/v1alpha1", Kind: "SimulateReport", Workloads: r.Workloads, Skipped: r.Skipped, Pools: r.Pools, Summary: r.Summary, Diagnostics: diags})
 	case "markdown":
 		return simulateMarkdown(w, r)
 	case "", "table":
@@ -88,8 +92,12 @@ func workloadName(w simulate.Workload) string {
 
 func summaryLine(r *simulate.Result) string {
 	s := r.Summary
-	return fmt.Sprintf("%s: %d same, %d worse, %d better, %d never fit; pods placed %d before, %d after (of %d)",
+	line := fmt.Sprintf("%s: %d same, %d worse, %d better, %d never fit; pods placed %d before, %d after (of %d)",
 		strconv.Itoa(s.Workloads)+" "+Plural(s.Workloads, "workload template", "workload templates"), s.Same, s.Worse, s.Better, s.NeverFit, s.PodsBefore, s.PodsAfter, s.Pods)
+	if s.Skipped > 0 {
+		line += fmt.Sprintf("; %d skipped", s.Skipped)
+	}
+	return line
 }
 
 func usage(p simulate.PoolSide) string {
@@ -109,14 +117,20 @@ func simulateTable(out io.Writer, r *simulate.Result, s Style) error {
 			reasons = append(reasons, []string{workloadName(wl), wl.Verdict, why})
 		}
 	}
-	if len(r.Workloads) == 0 {
+	if len(r.Workloads) == 0 && len(r.Skipped) == 0 {
 		b.WriteString("no workload asks for devices\n")
+	} else if len(r.Workloads) == 0 {
+		b.WriteString("no workload could be simulated\n")
 	} else {
 		writeRows(&b, rows, styled(simVerdictStyle, 5))
 	}
 	if len(reasons) > 0 {
 		b.WriteString("\n")
 		writeRows(&b, append([][]string{{"WORKLOAD", "VERDICT", "BECAUSE (AFTER)"}}, reasons...), styled(simVerdictStyle, 1))
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("\n")
+		writeRows(&b, skippedRows("SKIPPED", r.Skipped), styled(nil, -1))
 	}
 	if len(r.Pools) > 0 {
 		b.WriteString("\n")
@@ -145,6 +159,10 @@ func simulateMarkdown(w io.Writer, r *simulate.Result) error {
 			verdict, dash(strings.Join(verdictReasons(wl), "; "))})
 	}
 	mdTable(&b, rows)
+	if len(r.Skipped) > 0 {
+		b.WriteString("\n## Skipped\n\n")
+		mdTable(&b, skippedRows("Skipped", r.Skipped))
+	}
 	b.WriteString("\n## Node pools\n\n")
 	rows = [][]string{{"Pool", "Shape", "Nodes", "Before (used/total)", "After (used/total)"}}
 	for _, p := range r.Pools {
@@ -153,6 +171,22 @@ func simulateMarkdown(w io.Writer, r *simulate.Result) error {
 	mdTable(&b, rows)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// skippedRows are the templates simulate could not judge, under a header.
+func skippedRows(head string, l []simulate.Skip) [][]string {
+	rows := [][]string{{head, "TEMPLATE", "BECAUSE", "LOCATION"}}
+	if head != "SKIPPED" {
+		rows[0] = []string{head, "Template", "Because", "Location"}
+	}
+	for _, s := range l {
+		n := s.Kind + "/" + s.Name
+		if s.Namespace != "" {
+			n = s.Namespace + "/" + n
+		}
+		rows = append(rows, []string{n, s.PodTemplatePath, s.Reason, fmt.Sprintf("%s:%d", s.File, s.Line)})
+	}
+	return rows
 }
 
 // SimulateLog writes simulate's stderr: each input that could not be read,
