@@ -307,7 +307,16 @@ func (w *World) fit(ctx context.Context, p *pod, n *Node) (bool, reject, error) 
 		if res == nil {
 			return false, reject{kind: rejectAllocator}, nil
 		}
-		n.commit(res)
+		taken := n.commit(res)
+		if w.journal != nil {
+			*w.journal = append(*w.journal, placement{node: n, results: res, devices: taken})
+		}
+	} else if w.journal != nil {
+		*w.journal = append(*w.journal, placement{node: n})
+	}
+	if w.journal != nil {
+		last := &(*w.journal)[len(*w.journal)-1]
+		last.requests, last.shared = p.requests, pending
 	}
 	for r, q := range p.requests {
 		if _, ok := n.alloc[r]; ok {

@@ -28,7 +28,12 @@ type Template struct {
 	// means one pod per node its placement allows.
 	Pods      int  `json:"pods"`
 	DaemonSet bool `json:"-"`
-	Spec      *corev1.PodSpec
+	// Gang names the object whose templates schedule together, in Groups
+	// groups that each fit whole or not at all (Pods/Groups pods of this
+	// template each); "" when the template's pods schedule one by one.
+	Gang   string `json:"-"`
+	Groups int    `json:"-"`
+	Spec   *corev1.PodSpec
 	// Key identifies the template across the before and after manifests:
 	// kind, namespace, name, path and the occurrence of that identity.
 	Key string `json:"-"`
@@ -64,7 +69,7 @@ func nsName(ns, name string) string {
 func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 	m := &Manifests{ClaimTemplates: map[string]*resourceapi.ResourceClaimTemplate{}, Claims: map[string]*resourceapi.ResourceClaim{}, others: map[string]*Template{}}
 	seen := map[string]int{}
-	for _, d := range docs {
+	for di, d := range docs {
 		if d == nil || d.Node == nil {
 			continue
 		}
@@ -73,7 +78,9 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 			m.draObject(d, kind, api)
 			continue
 		}
-		for _, ps := range detect.PodSpecs(d, opts) {
+		specs := detect.PodSpecs(d, opts)
+		gang, groups := gangOf(d.Node, api, kind, len(specs))
+		for _, ps := range specs {
 			if ps.Generic {
 				continue
 			}
@@ -103,6 +110,9 @@ func Collect(docs []*inventory.Document, opts detect.Options) *Manifests {
 			t.Pods = ps.Replicas
 			if t.Pods == 0 {
 				t.Pods = replicas(d.Node, ps.Path)
+			}
+			if gang && groups > 0 && t.Pods%groups == 0 {
+				t.Gang, t.Groups = strconv.Itoa(di), groups
 			}
 			if !asksDevices(&spec) {
 				m.others[t.Key] = t
@@ -169,6 +179,30 @@ func placeholder(spec *yaml.RNode) string {
 		}
 	}
 	return ""
+}
+
+// gangOf says whether the templates of an object schedule together, and
+// in how many groups: a LeaderWorkerSet's replicas groups (leader and
+// workers), a JobSet (and a training runtime's JobSet), an MPIJob, a
+// PyTorchJob of more than one replica spec (their operators gang-schedule
+// them); specs is the number of pod templates the object has.
+func gangOf(obj *yaml.RNode, api, kind string, specs int) (bool, int) {
+	group, _, _ := strings.Cut(api, "/")
+	switch group + "/" + kind {
+	case "leaderworkerset.x-k8s.io/LeaderWorkerSet":
+		n := 1
+		if spec := obj.Field("spec"); spec != nil {
+			if k, ok := count(spec.Value, "replicas"); ok {
+				n = k
+			}
+		}
+		return true, n
+	case "jobset.x-k8s.io/JobSet", "trainer.kubeflow.org/TrainingRuntime", "trainer.kubeflow.org/ClusterTrainingRuntime", "kubeflow.org/MPIJob":
+		return true, 1
+	case "kubeflow.org/PyTorchJob":
+		return specs > 1, 1
+	}
+	return false, 0
 }
 
 // bad records that the object of d, or its part at field (at line), could

@@ -105,48 +105,145 @@ func Run(ctx context.Context, before, after *World, bm, am *Manifests) (*Result,
 	for _, s := range am.Skipped {
 		skipped[s.key] = true
 	}
-	for _, t := range bm.Templates {
+	ts := bm.Templates
+	for i := 0; i < len(ts); {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if skipped[t.Key] {
-			res.Skipped = append(res.Skipped, Skip{TemplateRef: t.ref(), Reason: "its after form has a quantity left as a placeholder: render it first"})
-			continue
+		// A unit is one template, or the templates of a gang.
+		j := i + 1
+		for ts[i].Gang != "" && j < len(ts) && ts[j].Gang == ts[i].Gang {
+			j++
 		}
-		bp := before.newPod(t, bm)
-		count := t.Pods
+		var unit []*Template
+		for _, t := range ts[i:j] {
+			if skipped[t.Key] {
+				res.Skipped = append(res.Skipped, Skip{TemplateRef: t.ref(), Reason: "its after form has a quantity left as a placeholder: render it first"})
+				continue
+			}
+			unit = append(unit, t)
+		}
+		i = j
+		if len(unit) > 0 {
+			res.judge(ctx, before, after, bm, am, unit, byKey)
+		}
+	}
+	res.Summary.Skipped = len(res.Skipped)
+	res.pools(before, after)
+	return res, nil
+}
+
+// judge packs a unit of templates in both worlds and adds their verdicts.
+func (r *Result) judge(ctx context.Context, before, after *World, bm, am *Manifests, unit []*Template, byKey map[string]*Template) {
+	wls := make([]Workload, len(unit))
+	bps, aps := make([]*pod, len(unit)), make([]*pod, len(unit))
+	counts := make([]int, len(unit))
+	for k, t := range unit {
+		bps[k] = before.newPod(t, bm)
+		counts[k] = t.Pods
 		if t.DaemonSet {
-			count = before.daemonPods(bp)
+			counts[k] = before.daemonPods(bps[k])
 		}
-		wl := Workload{TemplateRef: t.ref(), Pods: count}
-		pools, placed, why, err := before.place(ctx, bp, count)
-		wl.Before = outcome(pools, placed, count, why)
-		if err != nil {
-			wl.Before.Reasons = append(wl.Before.Reasons, "the allocator rejected the claims: "+err.Error())
-		}
+		wls[k] = Workload{TemplateRef: t.ref(), Pods: counts[k]}
+	}
+	outs, _ := before.placeUnit(ctx, unit, bps, counts)
+	missing := ""
+	for k, t := range unit {
+		wls[k].Before = outs[k]
 		at := byKey[t.Key]
 		if at == nil {
 			at = am.others[t.Key]
 		}
 		if at == nil {
-			wl.After = Outcome{Pools: []PoolCount{}, Reasons: []string{"not in the after manifests"}}
-		} else {
-			wl.Migrated = !equality.Semantic.DeepEqual(t.Spec, at.Spec)
-			ap := after.newPod(at, am)
-			pools, placed, why, err := after.place(ctx, ap, count)
-			wl.After = outcome(pools, placed, count, why)
-			if err != nil {
-				wl.After.Reasons = append(wl.After.Reasons, "the allocator rejected the claims: "+err.Error())
-			} else if wl.After.Pods < wl.Before.Pods {
-				wl.After.Reasons = appendNew(after.explain(ctx, ap, poolSet(wl.Before.Pools), pluginDevices(bp)), wl.After.Reasons...)
+			missing = t.PodTemplatePath
+			continue
+		}
+		wls[k].Migrated = !equality.Semantic.DeepEqual(t.Spec, at.Spec)
+		aps[k] = after.newPod(at, am)
+	}
+	if missing != "" {
+		for k := range unit {
+			why := "not in the after manifests"
+			if aps[k] != nil {
+				why = "the group schedules whole or not at all: " + missing + " is not in the after manifests"
+			}
+			wls[k].After = Outcome{Pools: []PoolCount{}, Reasons: []string{why}}
+		}
+	} else {
+		outs, failed := after.placeUnit(ctx, unit, aps, counts)
+		for k := range unit {
+			wls[k].After = outs[k]
+			if !failed[k] && wls[k].After.Pods < wls[k].Before.Pods {
+				wls[k].After.Reasons = appendNew(after.explain(ctx, aps[k], poolSet(wls[k].Before.Pools), pluginDevices(bps[k])), outs[k].Reasons...)
 			}
 		}
-		wl.Verdict = verdict(wl)
-		res.add(wl)
 	}
-	res.Summary.Skipped = len(res.Skipped)
-	res.pools(before, after)
-	return res, nil
+	for _, wl := range wls {
+		wl.Verdict = verdict(wl)
+		r.add(wl)
+	}
+}
+
+// placeUnit packs the pods of a unit: one template's pods one by one, or
+// a gang's groups, each whole (every template's share of the group) or
+// not at all, giving back what a group that does not fit took. failed
+// says which templates' claims the allocator rejected.
+func (w *World) placeUnit(ctx context.Context, unit []*Template, pods []*pod, counts []int) (outs []Outcome, failed []bool) {
+	outs, failed = make([]Outcome, len(pods)), make([]bool, len(pods))
+	groups := unit[0].Groups
+	if unit[0].Gang == "" || groups == 0 {
+		pools, placed, why, err := w.place(ctx, pods[0], counts[0])
+		outs[0] = outcome(pools, placed, counts[0], why)
+		if err != nil {
+			outs[0].Reasons, failed[0] = append(outs[0].Reasons, "the allocator rejected the claims: "+err.Error()), true
+		}
+		return outs, failed
+	}
+	pools, placed, whys := make([]map[string]int, len(pods)), make([]int, len(pods)), make([][]string, len(pods))
+	for k := range pools {
+		pools[k] = map[string]int{}
+	}
+	var journal []placement
+	w.journal = &journal
+	defer func() { w.journal = nil }()
+	for range groups {
+		journal = journal[:0]
+		short, got := -1, make([]map[string]int, len(pods))
+		for k, p := range pods {
+			per := counts[k] / groups
+			pl, n, why, err := w.place(ctx, p, per)
+			got[k] = pl
+			if err != nil {
+				why, failed[k] = append(why, "the allocator rejected the claims: "+err.Error()), true
+			}
+			if n < per || err != nil {
+				short, whys[k] = k, why
+				note := fmt.Sprintf("the group schedules whole or not at all: %s places %d of its %d pods", unit[k].PodTemplatePath, n, per)
+				for k2 := range pods {
+					whys[k2] = append([]string{note}, whys[k2]...)
+				}
+				break
+			}
+		}
+		if short >= 0 {
+			w.undo(journal)
+			break
+		}
+		for k := range pods {
+			for pool, n := range got[k] {
+				pools[k][pool] += n
+			}
+			placed[k] += counts[k] / groups
+		}
+	}
+	for k := range pods {
+		var why []string
+		if placed[k] < counts[k] {
+			why = whys[k]
+		}
+		outs[k] = outcome(pools[k], placed[k], counts[k], why)
+	}
+	return outs, failed
 }
 
 // appendNew appends the strings of add that l does not hold.

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -341,14 +342,7 @@ spec:
     replicas: 3
     template: {spec: {parallelism: 4, completions: 2, template: {spec: {`+gpu+`}}}}
 ---
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata: {name: mpi}
-spec:
-  mpiReplicaSpecs:
-    Launcher: {replicas: 1, template: {spec: {`+gpu+`}}}
-    Worker: {replicas: 5, template: {spec: {`+gpu+`}}}
----
+`+mpiJob(gpu, gpu, 5)+`---
 apiVersion: ray.io/v1
 kind: RayCluster
 metadata: {name: ray}
@@ -408,4 +402,56 @@ func TestPlaceholderSkipped(t *testing.T) {
 	if len(r.Workloads) != 1 || len(r.Skipped) != 3 || r.Worse() {
 		t.Errorf("workloads %d, skipped %d, worse %v", len(r.Workloads), len(r.Skipped), r.Worse())
 	}
+}
+
+// Groups that schedule together fit whole or not at all: a LeaderWorkerSet
+// group (leader and size-1 workers), an MPIJob.
+func TestGangs(t *testing.T) {
+	gpu := func(n int) string {
+		return "containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: " + itoa(n) + "}}}]"
+	}
+	// Three p5 nodes of 8 GPUs; LeaderWorkerSet groups of 5 pods of 4 GPUs.
+	lws := `apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 5
+    leaderTemplate: {spec: {` + gpu(4) + `}}
+    workerTemplate: {spec: {` + gpu(4) + `}}
+---
+` + mpiJob(gpu(1), gpu(8), 3)
+	r := run(t, fleet("- {name: p, shape: p5.48xlarge, count: 3, mode: plugin}\n"), lws, lws, v134)
+	got := map[string]string{}
+	for _, w := range r.Workloads {
+		got[w.Kind+" "+w.PodTemplatePath] = fmt.Sprintf("%d/%d %s", w.Before.Pods, w.Pods, w.Verdict)
+	}
+	want := map[string]string{
+		// 24 GPUs: one group of 5 pods of 4 GPUs (20); the second group does not fit whole.
+		"LeaderWorkerSet spec.leaderWorkerTemplate.leaderTemplate.spec": "1/2 never-fit",
+		"LeaderWorkerSet spec.leaderWorkerTemplate.workerTemplate.spec": "4/8 never-fit",
+		// 4 GPUs left: the launcher fits, the workers do not, so neither runs.
+		"MPIJob spec.mpiReplicaSpecs.Launcher.template.spec": "0/1 never-fit",
+		"MPIJob spec.mpiReplicaSpecs.Worker.template.spec":   "0/3 never-fit",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	for _, w := range r.Workloads {
+		if w.Kind == "MPIJob" && !strings.Contains(strings.Join(w.Before.Reasons, "\n"), "the group schedules whole or not at all") {
+			t.Errorf("%s reasons %q", w.PodTemplatePath, w.Before.Reasons)
+		}
+	}
+	// What the failed group took was given back: a later Deployment fits on it.
+	r = run(t, fleet("- {name: p, shape: p5.48xlarge, count: 1, mode: plugin}\n"), strings.SplitN(lws, "---\n", 2)[1]+"---\n"+deploy("d", 1, gpu(8)), "", v134)
+	if w := r.Workloads[len(r.Workloads)-1]; w.Name != "d" || w.Before.Pods != 1 {
+		t.Errorf("after a failed group: %+v", w)
+	}
+}
+
+// mpiJob is an MPIJob named mpi of a launcher and workers with these pod specs.
+func mpiJob(launcher, worker string, workers int) string {
+	return "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: mpi}\nspec:\n  mpiReplicaSpecs:\n" +
+		"    Launcher: {replicas: 1, template: {spec: {" + launcher + "}}}\n    Worker: {replicas: " + itoa(workers) + ", template: {spec: {" + worker + "}}}\n"
 }

@@ -67,6 +67,49 @@ type World struct {
 	extended map[string]string
 	pools    []string
 	matches  map[sliceKey][]int
+	// journal, when set, records each pod placed, so that a group that
+	// does not fit whole gives back what it took.
+	journal *[]placement
+}
+
+// placement is what one pod took on a node.
+type placement struct {
+	node     *Node
+	results  []resourceapi.AllocationResult
+	devices  []structured.DeviceID
+	requests map[string]int64
+	shared   []string
+}
+
+// undo gives back what the placements took, last first.
+func (w *World) undo(ps []placement) {
+	for i := len(ps) - 1; i >= 0; i-- {
+		p, n := ps[i], ps[i].node
+		for _, id := range p.devices {
+			n.state.AllocatedDevices.Delete(id)
+			n.exclusive--
+		}
+		for _, r := range p.results {
+			for _, d := range r.Devices.Results {
+				if d.ShareID == nil {
+					continue
+				}
+				id := structured.MakeDeviceID(d.Driver, d.Pool, d.Device)
+				n.state.AllocatedSharedDeviceIDs.Delete(structured.MakeSharedDeviceID(id, d.ShareID))
+				if d.ConsumedCapacity != nil {
+					n.state.AggregatedCapacity.Remove(structured.NewDeviceConsumedCapacity(id, d.ConsumedCapacity))
+				}
+			}
+		}
+		for r, q := range p.requests {
+			if _, ok := n.alloc[r]; ok {
+				n.used[r] -= q
+			}
+		}
+		for _, k := range p.shared {
+			delete(w.shared, k)
+		}
+	}
 }
 
 type classes map[string]*resourceapi.DeviceClass
@@ -229,8 +272,9 @@ func (w *World) allocator(ctx context.Context, n *Node) (structured.Allocator, e
 	return structured.NewAllocator(ctx, w.features, n.state, w.classes, n.slices, w.cache)
 }
 
-// commit records the allocations of a pod on n.
-func (n *Node) commit(results []resourceapi.AllocationResult) {
+// commit records the allocations of a pod on n and returns the devices it
+// took that were free.
+func (n *Node) commit(results []resourceapi.AllocationResult) (taken []structured.DeviceID) {
 	for _, r := range results {
 		for _, d := range r.Devices.Results {
 			id := structured.MakeDeviceID(d.Driver, d.Pool, d.Device)
@@ -244,9 +288,11 @@ func (n *Node) commit(results []resourceapi.AllocationResult) {
 			if !n.state.AllocatedDevices.Has(id) {
 				n.state.AllocatedDevices.Insert(id)
 				n.exclusive++
+				taken = append(taken, id)
 			}
 		}
 	}
+	return taken
 }
 
 // Objects returns the world's nodes as Kubernetes Nodes (labels, taints,
