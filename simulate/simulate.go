@@ -67,10 +67,10 @@ type PoolResult struct {
 	After  PoolSide `json:"after"`
 }
 
-// PoolSide is a pool's mode and devices in one world.
+// PoolSide is a pool's mode and devices, per family, in one world.
 type PoolSide struct {
-	Mode Mode `json:"mode"`
-	PoolUsage
+	Mode    Mode          `json:"mode"`
+	Devices []FamilyUsage `json:"devices"`
 }
 
 // Summary counts the verdicts and the pods placed.
@@ -339,9 +339,16 @@ func (r *Result) pools(before, after *World) {
 				}
 			}
 		}
-		pr.Before.PoolUsage, pr.After.PoolUsage = bu[name], au[name]
+		pr.Before.Devices, pr.After.Devices = orEmpty(bu[name]), orEmpty(au[name])
 		r.Pools = append(r.Pools, pr)
 	}
+}
+
+func orEmpty(l []FamilyUsage) []FamilyUsage {
+	if l == nil {
+		return []FamilyUsage{}
+	}
+	return l
 }
 
 // ModeMixed is a pool whose nodes are in different modes (read from a

@@ -101,7 +101,14 @@ func summaryLine(r *simulate.Result) string {
 }
 
 func usage(p simulate.PoolSide) string {
-	return fmt.Sprintf("%s %d/%d", p.Mode, p.Used, p.Total)
+	var fams []string
+	for _, f := range p.Devices {
+		fams = append(fams, fmt.Sprintf("%s %d/%d", f.Family, f.Used, f.Total))
+	}
+	if len(fams) == 0 {
+		fams = []string{"-"}
+	}
+	return string(p.Mode) + " " + strings.Join(fams, ", ")
 }
 
 func simulateTable(out io.Writer, r *simulate.Result, s Style) error {
