@@ -109,9 +109,13 @@ func whyNot(p *pod, rejects []reject, nodes int) []string {
 	if nodes == 0 {
 		return []string{"no node it may run on"}
 	}
-	counts := map[string]int{}
+	byReject := map[reject]int{}
 	for _, r := range rejects {
-		counts[r.message(p)]++
+		byReject[r]++
+	}
+	counts := map[string]int{}
+	for r, n := range byReject {
+		counts[r.message(p)] += n
 	}
 	msgs := make([]string, 0, len(counts))
 	for m := range counts {
