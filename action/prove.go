@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -170,9 +171,20 @@ func decodeAll(text []byte) ([]*yaml.RNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(n.Content) > 0 && n.Content[0].Kind == yaml.MappingNode {
-			out = append(out, yaml.NewRNode(n.Content[0]))
+		if len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
+			continue
 		}
+		doc := yaml.NewRNode(n.Content[0])
+		// A List's items are the objects, as the API server applies them.
+		if items := doc.Field("items"); items != nil && strings.HasSuffix(doc.GetKind(), "List") && items.Value.YNode().Kind == yaml.SequenceNode {
+			for _, it := range items.Value.YNode().Content {
+				if it.Kind == yaml.MappingNode {
+					out = append(out, yaml.NewRNode(it))
+				}
+			}
+			continue
+		}
+		out = append(out, doc)
 	}
 }
 

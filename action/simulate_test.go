@@ -181,10 +181,18 @@ func TestSimulateFromDump(t *testing.T) {
 	if w.Before.Pods != 2 || w.After.Pods != 3 || w.Verdict != simulate.Better {
 		t.Errorf("before %d after %d verdict %s (%q)", w.Before.Pods, w.After.Pods, w.Verdict, w.After.Reasons)
 	}
-	// GPUs and EFA interfaces: 2 x (8 + 32) advertised and 8 published before; after, 3 x 8 GPUs and 2 x 32 EFA.
-	if p := r.Pools; len(p) != 1 || p[0].Before.Total != 88 || p[0].Before.Used != 16 || p[0].Before.Mode != simulate.ModeMixed ||
-		p[0].After.Total != 88 || p[0].After.Used != 24 || p[0].After.Mode != simulate.ModeDRA {
-		t.Errorf("pools %+v", r.Pools)
+	// Per device family, never added up: GPUs 2 x 8 advertised and 8
+	// published before, 3 x 8 after; EFA 2 x 32 in both.
+	if p := r.Pools; len(p) != 1 || p[0].Before.Mode != simulate.ModeMixed || p[0].After.Mode != simulate.ModeDRA {
+		t.Fatalf("pools %+v", r.Pools)
+	}
+	want := []simulate.FamilyUsage{{Family: "efa", Used: 0, Total: 64}, {Family: "nvidia", Used: 16, Total: 24}}
+	if d := cmp.Diff(want, r.Pools[0].Before.Devices); d != "" {
+		t.Errorf("before (-want +got):\n%s", d)
+	}
+	want[1].Used = 24
+	if d := cmp.Diff(want, r.Pools[0].After.Devices); d != "" {
+		t.Errorf("after (-want +got):\n%s", d)
 	}
 }
 
@@ -222,5 +230,22 @@ spec:
 	}
 	if got["finetune"] != "same 2/2 " || got["pretrain"] != "worse 2/0 not in the after manifests" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// A DaemonSet whose after form asks no device is judged, not missing: no
+// false gate failure.
+func TestSimulateAfterWithoutDevices(t *testing.T) {
+	dir := t.TempDir()
+	ds := "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - {name: c, image: x%s}\n"
+	os.WriteFile(filepath.Join(dir, "before.yaml"), []byte(fmt.Sprintf(ds, ", resources: {limits: {nvidia.com/gpu: 1}}")), 0o644)
+	os.WriteFile(filepath.Join(dir, "after.yaml"), []byte(fmt.Sprintf(ds, "")), 0o644)
+	r, err := Simulate(context.Background(), Input{Paths: []string{filepath.Join(dir, "before.yaml")}},
+		SimulateOptions{Nodes: "../examples/simulate/fleet.yaml", After: []string{filepath.Join(dir, "after.yaml")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Workloads) != 1 || r.Worse() || r.Workloads[0].After.Pods != r.Workloads[0].Pods {
+		t.Errorf("worse %v, workloads %+v", r.Worse(), r.Workloads)
 	}
 }

@@ -54,6 +54,14 @@ func TestClusterWorlds(t *testing.T) {
 	if d := cmp.Diff(wantAfter, view(after)); d != "" {
 		t.Errorf("after (-want +got):\n%s", d)
 	}
+	// Devices per family, the plugin's and the driver's GPUs of node b
+	// once: the same figures in both worlds.
+	wantUsage := []FamilyUsage{{Family: "efa", Total: 2}, {Family: "nvidia", Total: 1}}
+	for _, w := range []*World{before, after} {
+		if d := cmp.Diff(wantUsage, w.Usage()["dra"]); d != "" {
+			t.Errorf("%s usage of pool dra (-want +got):\n%s", w.Name, d)
+		}
+	}
 	want := inventory.Diagnostics{{Severity: inventory.Info, Rule: RuleCordoned, Message: "node a is cordoned; simulate places pods on it anyway"}}
 	if d := cmp.Diff(want, diags); d != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", d)

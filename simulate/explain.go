@@ -248,13 +248,5 @@ func (w *World) placementReason(p *pod, dra []*Node) string {
 			return fmt.Sprintf("the pod does not tolerate the taint %s of the DRA nodes", t.ToString())
 		}
 	}
-	var terms []string
-	for k, v := range p.tpl.Spec.NodeSelector {
-		terms = append(terms, k+"="+v)
-	}
-	sort.Strings(terms)
-	if a := p.tpl.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		terms = append(terms, "required node affinity")
-	}
-	return fmt.Sprintf("node affinity excludes every DRA node (%s)", strings.Join(terms, ", "))
+	return fmt.Sprintf("node affinity excludes every DRA node (%s)", strings.Join(affinityTerms(p), ", "))
 }

@@ -204,37 +204,51 @@ func classNames(c *resourceapi.ResourceClaim) []string {
 var logger = klog.Background()
 
 // placeable reports whether node affinity and taints let the pod on n.
-func (p *pod) placeable(n *Node) bool {
+func (p *pod) placeable(n *Node) bool { return p.admits(n).kind == rejectNone }
+
+// admits is the filter of node affinity and taints that rejects the pod
+// on n, if any.
+func (p *pod) admits(n *Node) reject {
 	if n.obj.Spec.Unschedulable {
-		return false
+		return reject{kind: rejectCordoned}
 	}
 	if ok, err := p.affinity.Match(n.obj); err != nil || !ok {
-		return false
+		return reject{kind: rejectAffinity}
 	}
-	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, n.obj.Spec.Taints, p.tol, func(t *corev1.Taint) bool {
+	t, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, n.obj.Spec.Taints, p.tol, func(t *corev1.Taint) bool {
 		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 	}, false)
-	return !untolerated
+	if untolerated {
+		return reject{kind: rejectTaint, name: t.ToString()}
+	}
+	return reject{}
 }
 
-// fit tries the pod on n and, when it fits, takes what it uses. It
-// returns an error only for input the allocator rejects (a CEL error).
-func (w *World) fit(ctx context.Context, p *pod, n *Node) (bool, error) {
-	if len(p.problems) > 0 || !p.placeable(n) {
-		return false, nil
+// fit tries the pod on n and, when it fits, takes what it uses; else it
+// says which filter rejected it. It returns an error only for input the
+// allocator rejects (a CEL error).
+func (w *World) fit(ctx context.Context, p *pod, n *Node) (bool, reject, error) {
+	if len(p.problems) > 0 {
+		return false, reject{kind: rejectProblem}, nil
+	}
+	if why := p.admits(n); why.kind != rejectNone {
+		return false, why, nil
 	}
 	claims := p.claims
 	var extended *resourceapi.ResourceClaim
 	for r, q := range p.requests {
 		if have, ok := n.alloc[r]; ok {
+			if have < q {
+				return false, reject{kind: rejectTooFew, name: r, want: q, have: have}, nil
+			}
 			if have-n.used[r] < q {
-				return false, nil
+				return false, reject{kind: rejectFull, name: r, want: q}, nil
 			}
 			continue
 		}
 		class, ok := w.extended[r]
 		if !ok || len(n.slices) == 0 {
-			return false, nil
+			return false, reject{kind: rejectNotAdvertised, name: r}, nil
 		}
 		// DRAExtendedResource: the scheduler allocates a claim for the
 		// extended resource on nodes no device plugin serves it.
@@ -250,7 +264,7 @@ func (w *World) fit(ctx context.Context, p *pod, n *Node) (bool, error) {
 		at, done := w.shared[s.key]
 		if done {
 			if at != n {
-				return false, nil
+				return false, reject{kind: rejectSharedElsewhere, name: s.key}, nil
 			}
 			continue
 		}
@@ -262,30 +276,47 @@ func (w *World) fit(ctx context.Context, p *pod, n *Node) (bool, error) {
 	}
 	if len(claims) > 0 {
 		if len(n.slices) == 0 {
-			return false, nil
+			return false, reject{kind: rejectNoDRA}, nil
 		}
 		need := p.devices
 		if extended != nil {
 			need += claimDevices(extended)
 		}
 		if !n.shareable && need > n.devices-n.exclusive {
-			return false, nil
+			why := w.short(ctx, n, claims, false)
+			switch {
+			case why.kind != rejectNone:
+			case need > n.devices:
+				why = reject{kind: rejectNodeDevices, want: int64(need), have: int64(n.devices)}
+			default:
+				why = reject{kind: rejectDevicesFull, want: int64(need)}
+			}
+			return false, why, nil
 		}
-		if !w.enough(ctx, n, claims, true) {
-			return false, nil
+		if why := w.short(ctx, n, claims, true); why.kind != rejectNone {
+			return false, why, nil
 		}
 		a, err := w.allocator(ctx, n)
 		if err != nil {
-			return false, err
+			return false, reject{}, err
 		}
 		res, err := a.Allocate(ctx, n.obj, claims)
 		if err != nil {
-			return false, err
+			return false, reject{}, err
 		}
 		if res == nil {
-			return false, nil
+			return false, reject{kind: rejectAllocator}, nil
 		}
-		n.commit(res)
+		taken := n.commit(res)
+		if w.journal != nil {
+			*w.journal = append(*w.journal, placement{node: n, results: res, devices: taken})
+		}
+	} else if w.journal != nil {
+		*w.journal = append(*w.journal, placement{node: n})
+	}
+	if w.journal != nil {
+		last := &(*w.journal)[len(*w.journal)-1]
+		last.requests, last.shared = p.requests, pending
 	}
 	for r, q := range p.requests {
 		if _, ok := n.alloc[r]; ok {
@@ -295,7 +326,7 @@ func (w *World) fit(ctx context.Context, p *pod, n *Node) (bool, error) {
 	for _, k := range pending {
 		w.shared[k] = n
 	}
-	return true, nil
+	return true, reject{}, nil
 }
 
 func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
@@ -303,36 +334,45 @@ func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
 // place packs count pods of p greedily: each pod on the first node, in
 // world order, where it fits. Nodes only fill up, so a node a pod of p
 // did not fit stays skipped for the next. DaemonSet pods are tried on
-// their own nodes instead.
-func (w *World) place(ctx context.Context, p *pod, count int) (map[string]int, int, error) {
-	pools := map[string]int{}
-	placed := 0
+// their own nodes instead. When some pods are left, why says why: the
+// nodes that rejected them, counted per reason.
+func (w *World) place(ctx context.Context, p *pod, count int) (pools map[string]int, placed int, why []string, err error) {
+	pools = map[string]int{}
+	var rejects []reject
 	if p.tpl.DaemonSet {
+		nodes := 0
 		for _, n := range w.Nodes {
 			if !p.placeable(n) {
 				continue
 			}
-			ok, err := w.fit(ctx, p, n)
+			nodes++
+			ok, r, err := w.fit(ctx, p, n)
 			if err != nil {
-				return pools, placed, err
+				return pools, placed, nil, err
 			}
 			if ok {
 				pools[n.Pool]++
 				placed++
+			} else {
+				rejects = append(rejects, r)
 			}
 		}
-		return pools, placed, nil
+		if placed < count {
+			why = whyNot(p, rejects, nodes)
+		}
+		return pools, placed, why, nil
 	}
 	cursor := 0
 	for range count {
 		for cursor < len(w.Nodes) {
-			ok, err := w.fit(ctx, p, w.Nodes[cursor])
+			ok, r, err := w.fit(ctx, p, w.Nodes[cursor])
 			if err != nil {
-				return pools, placed, err
+				return pools, placed, nil, err
 			}
 			if ok {
 				break
 			}
+			rejects = append(rejects, r)
 			cursor++
 		}
 		if cursor == len(w.Nodes) {
@@ -341,7 +381,10 @@ func (w *World) place(ctx context.Context, p *pod, count int) (map[string]int, i
 		pools[w.Nodes[cursor].Pool]++
 		placed++
 	}
-	return pools, placed, nil
+	if placed < count {
+		why = whyNot(p, rejects, len(w.Nodes))
+	}
+	return pools, placed, why, nil
 }
 
 // daemonPods is the number of nodes a DaemonSet's placement selects.
@@ -376,6 +419,12 @@ func sharedClaims(s []sharedClaim) []*resourceapi.ResourceClaim {
 // only after trying every combination; shareable devices are never
 // counted out.
 func (w *World) enough(ctx context.Context, n *Node, claims []*resourceapi.ResourceClaim, free bool) bool {
+	return w.short(ctx, n, claims, free).kind == rejectNone
+}
+
+// short is the first exact request of the claims that n has too few
+// matching devices for (too few free ones when free is set), as a reject.
+func (w *World) short(ctx context.Context, n *Node, claims []*resourceapi.ResourceClaim, free bool) reject {
 	for _, c := range claims {
 		for _, r := range c.Spec.Devices.Requests {
 			e := r.Exactly
@@ -386,7 +435,11 @@ func (w *World) enough(ctx context.Context, n *Node, claims []*resourceapi.Resou
 			if !ok {
 				continue
 			}
-			have := int64(len(ids))
+			total := int64(len(ids))
+			if e.Count > total {
+				return reject{kind: rejectClassCount, name: e.DeviceClassName, want: e.Count, have: total, selectors: len(e.Selectors) > 0}
+			}
+			have := total
 			if free && !n.shareable {
 				for _, id := range ids {
 					if n.state.AllocatedDevices.Has(id) {
@@ -395,11 +448,11 @@ func (w *World) enough(ctx context.Context, n *Node, claims []*resourceapi.Resou
 				}
 			}
 			if e.Count > have {
-				return false
+				return reject{kind: rejectClassFull, name: e.DeviceClassName, want: e.Count}
 			}
 		}
 	}
-	return true
+	return reject{}
 }
 
 // matching lists the devices of n the request's class and selectors

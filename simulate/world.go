@@ -14,6 +14,7 @@ import (
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/kubedra/kubedra/inventory/detect"
 	"github.com/kubedra/kubedra/rules"
 )
 
@@ -67,6 +68,49 @@ type World struct {
 	extended map[string]string
 	pools    []string
 	matches  map[sliceKey][]int
+	// journal, when set, records each pod placed, so that a group that
+	// does not fit whole gives back what it took.
+	journal *[]placement
+}
+
+// placement is what one pod took on a node.
+type placement struct {
+	node     *Node
+	results  []resourceapi.AllocationResult
+	devices  []structured.DeviceID
+	requests map[string]int64
+	shared   []string
+}
+
+// undo gives back what the placements took, last first.
+func (w *World) undo(ps []placement) {
+	for i := len(ps) - 1; i >= 0; i-- {
+		p, n := ps[i], ps[i].node
+		for _, id := range p.devices {
+			n.state.AllocatedDevices.Delete(id)
+			n.exclusive--
+		}
+		for _, r := range p.results {
+			for _, d := range r.Devices.Results {
+				if d.ShareID == nil {
+					continue
+				}
+				id := structured.MakeDeviceID(d.Driver, d.Pool, d.Device)
+				n.state.AllocatedSharedDeviceIDs.Delete(structured.MakeSharedDeviceID(id, d.ShareID))
+				if d.ConsumedCapacity != nil {
+					n.state.AggregatedCapacity.Remove(structured.NewDeviceConsumedCapacity(id, d.ConsumedCapacity))
+				}
+			}
+		}
+		for r, q := range p.requests {
+			if _, ok := n.alloc[r]; ok {
+				n.used[r] -= q
+			}
+		}
+		for _, k := range p.shared {
+			delete(w.shared, k)
+		}
+	}
 }
 
 type classes map[string]*resourceapi.DeviceClass
@@ -177,30 +221,80 @@ func containsString(l []string, s string) bool {
 // Pools lists the pools in the order their first node was added.
 func (w *World) Pools() []string { return w.pools }
 
-// PoolUsage is a pool's devices in one world: in use by the placed pods,
-// and in total. Plugin nodes count extended-resource units, DRA nodes
-// allocated devices.
-type PoolUsage struct {
-	Used  int64 `json:"used"`
-	Total int64 `json:"total"`
+// FamilyUsage is the devices of one family (nvidia, efa, neuron, tpu,
+// ...; inventory/detect's families, else the resource or driver name) on a
+// pool in one world: in use by the placed pods, and in total. Plugin nodes
+// count extended-resource units, DRA nodes published devices; a node that
+// has both for a family counts them once (the larger).
+type FamilyUsage struct {
+	Family string `json:"family"`
+	Used   int64  `json:"used"`
+	Total  int64  `json:"total"`
 }
 
-// Usage sums the pools' devices.
-func (w *World) Usage() map[string]PoolUsage {
-	out := map[string]PoolUsage{}
+// Usage sums the pools' devices per family, families in name order.
+func (w *World) Usage() map[string][]FamilyUsage {
+	sums := map[string]map[string]*FamilyUsage{}
 	for _, n := range w.Nodes {
-		u := out[n.Pool]
+		pool := sums[n.Pool]
+		if pool == nil {
+			pool = map[string]*FamilyUsage{}
+			sums[n.Pool] = pool
+		}
+		plugin, dra := map[string]*FamilyUsage{}, map[string]*FamilyUsage{}
+		add := func(m map[string]*FamilyUsage, f string, used, total int64) {
+			if m[f] == nil {
+				m[f] = &FamilyUsage{Family: f}
+			}
+			m[f].Used += used
+			m[f].Total += total
+		}
 		for r, v := range n.alloc {
 			if deviceResource(r) && !alias(r, n.alloc) {
-				u.Total += v
-				u.Used += n.used[r]
+				add(plugin, familyOf(detect.FamilyOfResource(r), r), n.used[r], v)
 			}
 		}
-		u.Total += int64(n.devices)
-		u.Used += int64(n.exclusive + len(n.state.AllocatedSharedDeviceIDs))
-		out[n.Pool] = u
+		for _, sl := range n.slices {
+			add(dra, familyOf(detect.FamilyOfDriver(sl.Spec.Driver), sl.Spec.Driver), 0, int64(len(sl.Spec.Devices)))
+		}
+		for id := range n.state.AllocatedDevices {
+			add(dra, familyOf(detect.FamilyOfDriver(id.Driver.String()), id.Driver.String()), 1, 0)
+		}
+		for id := range n.state.AllocatedSharedDeviceIDs {
+			add(dra, familyOf(detect.FamilyOfDriver(id.Driver.String()), id.Driver.String()), 1, 0)
+		}
+		for f, d := range dra {
+			if p := plugin[f]; p != nil {
+				d.Used += p.Used
+				d.Total = max(d.Total, p.Total)
+				d.Used = min(d.Used, d.Total)
+			}
+			add(pool, f, d.Used, d.Total)
+		}
+		for f, p := range plugin {
+			if dra[f] == nil {
+				add(pool, f, p.Used, p.Total)
+			}
+		}
+	}
+	out := map[string][]FamilyUsage{}
+	for name, fams := range sums {
+		l := []FamilyUsage{}
+		for _, u := range fams {
+			l = append(l, *u)
+		}
+		sort.Slice(l, func(i, j int) bool { return l[i].Family < l[j].Family })
+		out[name] = l
 	}
 	return out
+}
+
+// familyOf is a device family, or the name it comes from when unknown.
+func familyOf(family, name string) string {
+	if family == "" {
+		return name
+	}
+	return family
 }
 
 // alias reports whether r counts devices another resource of the node
@@ -229,8 +323,9 @@ func (w *World) allocator(ctx context.Context, n *Node) (structured.Allocator, e
 	return structured.NewAllocator(ctx, w.features, n.state, w.classes, n.slices, w.cache)
 }
 
-// commit records the allocations of a pod on n.
-func (n *Node) commit(results []resourceapi.AllocationResult) {
+// commit records the allocations of a pod on n and returns the devices it
+// took that were free.
+func (n *Node) commit(results []resourceapi.AllocationResult) (taken []structured.DeviceID) {
 	for _, r := range results {
 		for _, d := range r.Devices.Results {
 			id := structured.MakeDeviceID(d.Driver, d.Pool, d.Device)
@@ -244,9 +339,11 @@ func (n *Node) commit(results []resourceapi.AllocationResult) {
 			if !n.state.AllocatedDevices.Has(id) {
 				n.state.AllocatedDevices.Insert(id)
 				n.exclusive++
+				taken = append(taken, id)
 			}
 		}
 	}
+	return taken
 }
 
 // Objects returns the world's nodes as Kubernetes Nodes (labels, taints,

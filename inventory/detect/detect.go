@@ -38,6 +38,9 @@ type PodSpec struct {
 	Node *yaml.RNode
 	// Generic is true when it was found by the fallback for unknown kinds.
 	Generic bool
+	// Replicas is the pods of this template its replica group runs at once
+	// (inventory.Workload's Replicas), 0 when the kind has no such group.
+	Replicas int
 }
 
 // PodSpecs returns the pod specs detection looks at in a document, in the
@@ -47,7 +50,8 @@ func PodSpecs(doc *inventory.Document, opts Options) []PodSpec {
 	var out []PodSpec
 	w := newWalk(doc, opts)
 	for _, s := range w.specs() {
-		out = append(out, PodSpec{Path: s.path, Node: yaml.NewRNode(s.node), Generic: s.generic})
+		_, _, n := w.replicaGroup(s)
+		out = append(out, PodSpec{Path: s.path, Node: yaml.NewRNode(s.node), Generic: s.generic, Replicas: n})
 	}
 	return out
 }

@@ -58,28 +58,39 @@ func (w *walk) workload(s spec) *inventory.Workload {
 			}
 		}
 	}
-	gk, ok := groupKinds[w.group()+"/"+w.kind]
-	if !ok || !strings.HasSuffix(s.path, gk.suffix) {
-		return wl
-	}
-	group := strings.TrimSuffix(s.path, gk.suffix)
-	if gk.suffix == "Template.spec" {
-		// LeaderWorkerSet: leaderTemplate and workerTemplate share their group.
-		group = group[:max(strings.LastIndex(group, "."), 0)]
-	}
-	g := nodeAt(w.root, group)
-	if g == nil || g.Kind != yaml.MappingNode {
+	group, g, n := w.replicaGroup(s)
+	if g == nil {
 		return wl
 	}
 	if group != "spec" {
 		wl.Group = group
 	}
-	wl.Replicas = gk.count(w.root, g, s.path)
+	wl.Replicas = n
 	if p := get(g, "rayStartParams"); p != nil && p.Kind == yaml.MappingNode {
 		wl.RayStartParams = map[string]string{}
 		stringMap(p, wl.RayStartParams)
 	}
 	return wl
+}
+
+// replicaGroup is the replica group holding pod spec s (its path and map)
+// and the pods of s it runs at once; g is nil when s's kind has no such
+// group.
+func (w *walk) replicaGroup(s spec) (group string, g *yaml.Node, pods int) {
+	gk, ok := groupKinds[w.group()+"/"+w.kind]
+	if !ok || !strings.HasSuffix(s.path, gk.suffix) {
+		return "", nil, 0
+	}
+	group = strings.TrimSuffix(s.path, gk.suffix)
+	if gk.suffix == "Template.spec" {
+		// LeaderWorkerSet: leaderTemplate and workerTemplate share their group.
+		group = group[:max(strings.LastIndex(group, "."), 0)]
+	}
+	g = nodeAt(w.root, group)
+	if g == nil || g.Kind != yaml.MappingNode {
+		return "", nil, 0
+	}
+	return group, g, gk.count(w.root, g, s.path)
 }
 
 // group is the API group of the document ("" for core).
@@ -93,9 +104,19 @@ func (w *walk) group() string {
 // replicas is a group's replicas (1 when absent, as the operators default).
 func replicas(_, g *yaml.Node, _ string) int { return intField(g, "replicas", 1) }
 
-// jobsetPods is a replicated job's pods: replicas jobs of parallelism pods.
+// jobsetPods is a replicated job's pods: replicas jobs of JobPods each.
 func jobsetPods(_, g *yaml.Node, _ string) int {
-	return intField(g, "replicas", 1) * intField(get(get(g, "template"), "spec"), "parallelism", 1)
+	return intField(g, "replicas", 1) * jobPods(get(get(g, "template"), "spec"))
+}
+
+// jobPods is the pods a Job spec runs at once: its parallelism (1 when
+// absent), or its completions when fewer.
+func jobPods(spec *yaml.Node) int {
+	n := intField(spec, "parallelism", 1)
+	if c := intField(spec, "completions", -1); c >= 0 && c < n {
+		return c
+	}
+	return n
 }
 
 // rayPods is a Ray group's pods: one head, or replicas (else minReplicas)

@@ -128,3 +128,49 @@ func TestOneObjectReference(t *testing.T) {
 		}
 	}
 }
+
+// A never-fit verdict gives its reasons in the table and in JSON; every
+// outcome has its reasons list, [] when every pod fits.
+func TestSimulateReasons(t *testing.T) {
+	three := strings.Replace(simGPU, "parallelism: 2", "parallelism: 3", 1)
+	dir := app.WriteFiles(t, t.TempDir(), map[string]string{"fleet.yaml": simFleet, "gpu.yaml": simGPU, "three.yaml": three})
+	env := map[string]string{"NO_COLOR": "1", "KUBEDRA_CONFIG": "none"}
+	code, out, errOut := app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "three.yaml"}, Env: env, Dir: dir})
+	if code != 0 || !strings.Contains(out, "never-fit  2 nodes: too few free devices of class gpu.nvidia.com (8 asked; the pods placed before took the rest)") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, f := range []string{"gpu.yaml", "three.yaml"} {
+		code, out, _ = app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "-o", "json", f}, Env: env, Dir: dir})
+		var doc struct {
+			Workloads []struct {
+				Verdict       string
+				Before, After struct {
+					Reasons *[]string
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || len(doc.Workloads) != 1 {
+			t.Fatalf("%s: exit %d, %v:\n%s", f, code, err, out)
+		}
+		w := doc.Workloads[0]
+		if w.Before.Reasons == nil || w.After.Reasons == nil || (w.Verdict == "same") != (len(*w.After.Reasons) == 0) {
+			t.Errorf("%s: verdict %s, reasons missing or wrong:\n%s", f, w.Verdict, out)
+		}
+	}
+}
+
+// A placeholder quantity is a skip with its reason, listed in the report;
+// the exit code is that of the rest.
+func TestSimulatePlaceholder(t *testing.T) {
+	ph := strings.NewReplacer("nvidia.com/gpu: 8}", "nvidia.com/gpu: \"${GPUS}\"}", "name: j}", "name: ph}").Replace(simGPU)
+	dir := app.WriteFiles(t, t.TempDir(), map[string]string{"fleet.yaml": simFleet, "ph.yaml": ph, "gpu.yaml": simGPU})
+	env := map[string]string{"NO_COLOR": "1", "KUBEDRA_CONFIG": "none"}
+	code, out, errOut := app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "ph.yaml", "gpu.yaml"}, Env: env, Dir: dir})
+	if code != 0 || !strings.Contains(out, "quantity is a placeholder: render it first (nvidia.com/gpu: ${GPUS} in container c)") || !strings.Contains(out, "Job/ph") || !strings.Contains(out, "1 skipped") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	code, out, _ = app.Invoke(t, app.Invocation{Args: []string{"simulate", "--nodes", "fleet.yaml", "-o", "json", "gpu.yaml"}, Env: env, Dir: dir})
+	if code != 0 || !strings.Contains(out, `"skipped": []`) {
+		t.Errorf("exit %d, skipped not [] in:\n%s", code, out)
+	}
+}

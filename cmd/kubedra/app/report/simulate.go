@@ -30,6 +30,7 @@ type simulateDoc struct {
 	APIVersion  string                 `json:"apiVersion"`
 	Kind        string                 `json:"kind"`
 	Workloads   []simulate.Workload    `json:"workloads"`
+	Skipped     []simulate.Skip        `json:"skipped"`
 	Pools       []simulate.PoolResult  `json:"pools"`
 	Summary     simulate.Summary       `json:"summary"`
 	Diagnostics []inventory.Diagnostic `json:"diagnostics"`
@@ -47,12 +48,15 @@ func Simulate(w io.Writer, r *simulate.Result, diags inventory.Diagnostics, form
 	if r.Pools == nil {
 		r.Pools = []simulate.PoolResult{}
 	}
+	if r.Skipped == nil {
+		r.Skipped = []simulate.Skip{}
+	}
 	if diags == nil {
 		diags = inventory.Diagnostics{}
 	}
 	switch format {
 	case "json":
-		return JSON(w, simulateDoc{APIVersion: "kubedra.dev/v1alpha1", Kind: "SimulateReport", Workloads: r.Workloads, Pools: r.Pools, Summary: r.Summary, Diagnostics: diags})
+		return JSON(w, simulateDoc{APIVersion: "kubedra.dev/v1alpha1", Kind: "SimulateReport", Workloads: r.Workloads, Skipped: r.Skipped, Pools: r.Pools, Summary: r.Summary, Diagnostics: diags})
 	case "markdown":
 		return simulateMarkdown(w, r)
 	case "", "table":
@@ -69,18 +73,38 @@ func pools(l []simulate.PoolCount) string {
 	return dash(strings.Join(parts, ","))
 }
 
+// verdictReasons are the reasons a worse or never-fit verdict is given
+// with: why not every pod fits after the move.
+func verdictReasons(wl simulate.Workload) []string {
+	if wl.Verdict == simulate.Worse || wl.Verdict == simulate.NeverFit {
+		return wl.After.Reasons
+	}
+	return nil
+}
+
 func workloadName(w simulate.Workload) string {
 	return inventory.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}.String()
 }
 
 func summaryLine(r *simulate.Result) string {
 	s := r.Summary
-	return fmt.Sprintf("%s: %d same, %d worse, %d better, %d never fit; pods placed %d before, %d after (of %d)",
+	line := fmt.Sprintf("%s: %d same, %d worse, %d better, %d never fit; pods placed %d before, %d after (of %d)",
 		strconv.Itoa(s.Workloads)+" "+Plural(s.Workloads, "workload template", "workload templates"), s.Same, s.Worse, s.Better, s.NeverFit, s.PodsBefore, s.PodsAfter, s.Pods)
+	if s.Skipped > 0 {
+		line += fmt.Sprintf("; %d skipped", s.Skipped)
+	}
+	return line
 }
 
 func usage(p simulate.PoolSide) string {
-	return fmt.Sprintf("%s %d/%d", p.Mode, p.Used, p.Total)
+	var fams []string
+	for _, f := range p.Devices {
+		fams = append(fams, fmt.Sprintf("%s %d/%d", f.Family, f.Used, f.Total))
+	}
+	if len(fams) == 0 {
+		fams = []string{"-"}
+	}
+	return string(p.Mode) + " " + strings.Join(fams, ", ")
 }
 
 func simulateTable(out io.Writer, r *simulate.Result, s Style) error {
@@ -92,20 +116,24 @@ func simulateTable(out io.Writer, r *simulate.Result, s Style) error {
 		rows = append(rows, []string{workloadName(wl), wl.PodTemplatePath, strconv.Itoa(wl.Pods),
 			strconv.Itoa(wl.Before.Pods) + " " + pools(wl.Before.Pools), strconv.Itoa(wl.After.Pods) + " " + pools(wl.After.Pools),
 			wl.Verdict, fmt.Sprintf("%s:%d", wl.File, wl.Line)})
-		if wl.Verdict == simulate.Worse {
-			for _, why := range wl.After.Reasons {
-				reasons = append(reasons, []string{workloadName(wl), why})
-			}
+		for _, why := range verdictReasons(wl) {
+			reasons = append(reasons, []string{workloadName(wl), wl.Verdict, why})
 		}
 	}
-	if len(r.Workloads) == 0 {
+	if len(r.Workloads) == 0 && len(r.Skipped) == 0 {
 		b.WriteString("no workload asks for devices\n")
+	} else if len(r.Workloads) == 0 {
+		b.WriteString("no workload could be simulated\n")
 	} else {
 		writeRows(&b, rows, styled(simVerdictStyle, 5))
 	}
 	if len(reasons) > 0 {
 		b.WriteString("\n")
-		writeRows(&b, append([][]string{{"WORSE", "BECAUSE"}}, reasons...), styled(nil, -1))
+		writeRows(&b, append([][]string{{"WORKLOAD", "VERDICT", "BECAUSE (AFTER)"}}, reasons...), styled(simVerdictStyle, 1))
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("\n")
+		writeRows(&b, skippedRows("SKIPPED", r.Skipped), styled(nil, -1))
 	}
 	if len(r.Pools) > 0 {
 		b.WriteString("\n")
@@ -123,7 +151,7 @@ func simulateTable(out io.Writer, r *simulate.Result, s Style) error {
 func simulateMarkdown(w io.Writer, r *simulate.Result) error {
 	var b strings.Builder
 	b.WriteString("# kubedra simulate\n\n" + summaryLine(r) + "\n\n## Workloads\n\n")
-	rows := [][]string{{"Workload", "Template", "Pods", "Before", "After", "Verdict", "Why worse"}}
+	rows := [][]string{{"Workload", "Template", "Pods", "Before", "After", "Verdict", "Why not all fit (after)"}}
 	for _, wl := range r.Workloads {
 		verdict := wl.Verdict
 		if verdict == simulate.Worse {
@@ -131,9 +159,13 @@ func simulateMarkdown(w io.Writer, r *simulate.Result) error {
 		}
 		rows = append(rows, []string{"`" + workloadName(wl) + "` (" + fmt.Sprintf("%s:%d", wl.File, wl.Line) + ")", "`" + wl.PodTemplatePath + "`",
 			strconv.Itoa(wl.Pods), strconv.Itoa(wl.Before.Pods) + " " + pools(wl.Before.Pools), strconv.Itoa(wl.After.Pods) + " " + pools(wl.After.Pools),
-			verdict, dash(strings.Join(wl.After.Reasons, "; "))})
+			verdict, dash(strings.Join(verdictReasons(wl), "; "))})
 	}
 	mdTable(&b, rows)
+	if len(r.Skipped) > 0 {
+		b.WriteString("\n## Skipped\n\n")
+		mdTable(&b, skippedRows("Skipped", r.Skipped))
+	}
 	b.WriteString("\n## Node pools\n\n")
 	rows = [][]string{{"Pool", "Shape", "Nodes", "Before (used/total)", "After (used/total)"}}
 	for _, p := range r.Pools {
@@ -142,6 +174,22 @@ func simulateMarkdown(w io.Writer, r *simulate.Result) error {
 	mdTable(&b, rows)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// skippedRows are the templates simulate could not judge, under a header.
+func skippedRows(head string, l []simulate.Skip) [][]string {
+	rows := [][]string{{head, "TEMPLATE", "BECAUSE", "LOCATION"}}
+	if head != "SKIPPED" {
+		rows[0] = []string{head, "Template", "Because", "Location"}
+	}
+	for _, s := range l {
+		n := s.Kind + "/" + s.Name
+		if s.Namespace != "" {
+			n = s.Namespace + "/" + n
+		}
+		rows = append(rows, []string{n, s.PodTemplatePath, s.Reason, fmt.Sprintf("%s:%d", s.File, s.Line)})
+	}
+	return rows
 }
 
 // SimulateLog writes simulate's stderr: each input that could not be read,

@@ -37,7 +37,7 @@ func TestSimulateJSONLists(t *testing.T) {
 	check(reflect.TypeOf(simulateDoc{}), "SimulateReport", map[reflect.Type]bool{})
 
 	// A result as simulate builds it, one workload with no reasons.
-	r := &simulate.Result{Workloads: []simulate.Workload{{Kind: "Pod", Name: "p", Before: simulate.Outcome{Fits: true, Pods: 1, Pools: []simulate.PoolCount{{Pool: "a", Pods: 1}}}}}}
+	r := &simulate.Result{Workloads: []simulate.Workload{{TemplateRef: simulate.TemplateRef{Kind: "Pod", Name: "p"}, Before: simulate.Outcome{Fits: true, Pods: 1, Pools: []simulate.PoolCount{{Pool: "a", Pods: 1}}}}}}
 	var b bytes.Buffer
 	if err := Simulate(&b, r, nil, "json", Style{}); err != nil {
 		t.Fatal(err)
