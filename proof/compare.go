@@ -87,13 +87,17 @@ func (c Classes) family(class string) string {
 // with no extended resource left beside a new claim for the same devices,
 // and every new claim found in the render, in the pod's namespace.
 func Compare(before, after []Pod, classes Classes) []Problem {
+	// Objects of one kind, namespace and name may come more than once
+	// (documents from several files, in memory): the n-th before is the
+	// n-th after.
 	byKey := map[string]Pod{}
-	for _, p := range after {
-		byKey[p.Key()] = p
+	for _, p := range keyed(after) {
+		byKey[p.key] = p.Pod
 	}
 	var out []Problem
-	for _, b := range before {
-		a, ok := byKey[b.Key()]
+	for _, kb := range keyed(before) {
+		b := kb.Pod
+		a, ok := byKey[kb.key]
 		if !ok {
 			if asks(b) {
 				out = append(out, Problem{Object: b.Object, Path: b.Path, Message: "the pod template is not in the render after the migration"})
@@ -115,6 +119,27 @@ func Compare(before, after []Pod, classes Classes) []Problem {
 				out = append(out, Problem{Object: b.Object, Path: b.Path, Container: bc.Name, Message: msg})
 			}
 		}
+	}
+	return out
+}
+
+// keyedPod is a pod template with its key, made unique by its occurrence.
+type keyedPod struct {
+	Pod
+	key string
+}
+
+func keyed(pods []Pod) []keyedPod {
+	seen := map[string]int{}
+	out := make([]keyedPod, len(pods))
+	for i, p := range pods {
+		k := p.Key()
+		if n := seen[k]; n > 0 {
+			out[i] = keyedPod{p, fmt.Sprintf("%s#%d", k, n)}
+		} else {
+			out[i] = keyedPod{p, k}
+		}
+		seen[k]++
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/internal/testfs"
 	"github.com/kubedra/kubedra/proof"
@@ -258,4 +260,26 @@ func TestProofShares(t *testing.T) {
 	wantFailed(t, prove(t, tree, map[string]string{"u/deploy.yaml": strings.Replace(migrated, "count: 4", "count: 1", 1)}, "u"), "before: nvidia.com/gpu.shared: 2")
 	exclusive := map[string]string{"u/kustomization.yaml": "resources: [deploy.yaml]\n", "u/deploy.yaml": strings.Replace(base, "nvidia.com/gpu: 4", "nvidia.com/gpu: 2", 1)}
 	wantFailed(t, prove(t, exclusive, map[string]string{"u/deploy.yaml": withShares}, "u"), "before: nvidia.com/gpu: 2")
+}
+
+// TestProofSameNameTwice: two objects of one kind, namespace and name (in
+// memory, documents from two files) are compared in turn, the n-th before
+// with the n-th after, not one with the other's devices.
+func TestProofSameNameTwice(t *testing.T) {
+	t.Parallel()
+	tpu := strings.NewReplacer("nvidia.com/gpu: 4", "google.com/tpu: 4").Replace(base)
+	before := proof.Pods(nodes(t, base+"---\n"+tpu))
+	after := proof.Pods(nodes(t, migrated+"---\n"+tpu))
+	if probs := proof.Compare(before, after, classes); len(probs) > 0 {
+		t.Errorf("problems %v", probs)
+	}
+}
+
+func nodes(t *testing.T, text string) []*yaml.RNode {
+	t.Helper()
+	out, err := kio.FromBytes([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
