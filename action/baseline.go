@@ -1,16 +1,13 @@
 package action
 
 import (
+	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/chart"
 	"github.com/kubedra/kubedra/inventory/files"
@@ -25,7 +22,7 @@ import (
 // read at both; every pod template must get the devices it had (package
 // proof). Input paths name the same places in both trees, so they must be
 // relative and inside the working folder. Charts are not compared.
-func proveBaseline(in Input, base string) ([]proof.Result, inventory.Diagnostics, error) {
+func proveBaseline(ctx context.Context, in Input, base string) ([]proof.Result, inventory.Diagnostics, error) {
 	for _, p := range in.Paths {
 		if p == "-" || filepath.IsAbs(p) || !filepath.IsLocal(filepath.Clean(p)) {
 			return nil, nil, fmt.Errorf("--baseline: input %q must be a path inside the working folder, so that it names the same place in the baseline", p)
@@ -34,7 +31,7 @@ func proveBaseline(in Input, base string) ([]proof.Result, inventory.Diagnostics
 	if fi, err := os.Stat(base); err != nil || !fi.IsDir() {
 		return nil, nil, fmt.Errorf("--baseline %s: not a folder (check out the base revision there, e.g. git worktree add %s origin/main)", base, base)
 	}
-	classes := bundle.CatalogueFamilies()
+	classes := families()
 	tree, _ := kustomize.Find(in.Paths, in.open)
 	var out []proof.Result
 	for _, k := range tree.Roots() {
@@ -42,9 +39,12 @@ func proveBaseline(in Input, base string) ([]proof.Result, inventory.Diagnostics
 		r.Kustomization = k.Path
 		out = append(out, r)
 	}
-	for _, dir := range plainFolders(in, tree) {
-		before, after := folderObjects(filepath.Join(base, dir.path), dir.files), folderObjects(in.open(dir.path), dir.files)
-		out = append(out, proof.Renders(dir.path, before, after, classes))
+	folders, err := plainFolders(ctx, in, tree)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, dir := range folders {
+		out = append(out, proof.Renders(dir.path, folderObjects(filepath.Join(base, dir.path), dir.files), dir.head, classes))
 	}
 	var diags inventory.Diagnostics
 	for _, r := range out {
@@ -53,55 +53,40 @@ func proveBaseline(in Input, base string) ([]proof.Result, inventory.Diagnostics
 	return out, diags, nil
 }
 
-// plainFolder is a folder of manifests no kustomization reaches, and the
-// names of those files in it.
+// plainFolder is a folder of manifests no kustomization reaches: the
+// names of those files in it, and their documents as they are now.
 type plainFolder struct {
 	path  string
 	files []string
+	head  []*yaml.RNode
 }
 
 // plainFolders are the input's folders of manifests that no kustomization
-// reaches and no chart owns, in order.
-func plainFolders(in Input, tree *kustomize.Tree) []plainFolder {
-	byDir := map[string][]string{}
-	var dirs []string
-	add := func(p string) {
-		ext := strings.ToLower(filepath.Ext(p))
-		if (ext != ".yaml" && ext != ".yml" && ext != ".json") || tree.Covers(p) {
-			return
-		}
-		d := filepath.Dir(p)
-		if _, ok := byDir[d]; !ok {
-			dirs = append(dirs, d)
-		}
-		byDir[d] = append(byDir[d], filepath.Base(p))
-	}
-	for _, root := range in.Paths {
-		if !in.isDir(root) {
-			add(filepath.Clean(root))
-			continue
-		}
-		_ = filepath.WalkDir(in.open(root), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() {
-				if p != in.open(root) && (strings.HasPrefix(d.Name(), ".") || chart.IsChart(p)) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if rel, err := filepath.Rel(in.open(root), p); err == nil && d.Type().IsRegular() {
-				add(filepath.Join(root, rel))
-			}
+// reaches and no chart owns, in input order, read as scan reads them
+// (files.Read).
+func plainFolders(ctx context.Context, in Input, tree *kustomize.Tree) ([]*plainFolder, error) {
+	byDir := map[string]*plainFolder{}
+	var out []*plainFolder
+	err := files.Read(ctx, in.Paths, nil, files.Options{Dir: in.Dir, Ordered: true, Skip: chart.IsChart}, func(f *files.File) error {
+		if f.Err != nil || tree.Covers(f.Path) {
 			return nil
-		})
-	}
-	out := make([]plainFolder, 0, len(dirs))
-	for _, d := range dirs {
-		out = append(out, plainFolder{path: d, files: slices.Compact(byDir[d])})
-	}
-	return out
+		}
+		d := filepath.Dir(f.Path)
+		pf := byDir[d]
+		if pf == nil {
+			pf = &plainFolder{path: d}
+			byDir[d] = pf
+			out = append(out, pf)
+		}
+		pf.files = append(pf.files, filepath.Base(f.Path))
+		for _, doc := range f.Docs {
+			if doc.Node != nil {
+				pf.head = append(pf.head, doc.Node)
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // folderObjects are the documents of the named files in dir (absent files

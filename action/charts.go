@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/chart"
 	"github.com/kubedra/kubedra/inventory/detect"
@@ -63,7 +62,7 @@ func (in Input) charts(ctx context.Context, opts chartOptions) []*chartRun {
 			in := plan.ChartInput{Path: s.Path, Name: s.Name, Chart: s, Docs: s.Rendered.Docs, Rendered: s.Rendered.Findings, Traced: s.Findings,
 				Flags: in.Charts.Args()}
 			cr.choice, cr.values = plan.ChooseChart(ctx, in, cr.choice,
-				plan.ChartOptions{Target: opts.target, Strategy: opts.strategy, Force: opts.force, Classes: bundle.CatalogueFamilies()}, migrateStep(opts))
+				plan.ChartOptions{Target: opts.target, Strategy: opts.strategy, Force: opts.force, Classes: families()}, migrateStep(opts))
 		}
 	}
 	return runs

@@ -75,7 +75,7 @@ func Check(ctx context.Context, in Input, opts CheckOptions) (*CheckResult, erro
 		r.FailedInputs = len(sr.Report.Skipped)
 	}
 	if opts.Baseline != "" {
-		units, diags, err := proveBaseline(in, opts.Baseline)
+		units, diags, err := proveBaseline(ctx, in, opts.Baseline)
 		if err != nil {
 			return nil, err
 		}

@@ -519,9 +519,7 @@ func (m *migration) write(j *batch) {
 		}
 		if len(j.problems) > 0 && st.failed == nil {
 			for _, p := range j.problems {
-				obj := p.Object
-				st.diags = append(st.diags, inventory.Diagnostic{Severity: inventory.Error, Rule: proof.RuleProof, File: st.path, Object: &obj, Container: p.Container,
-					Message: "left unchanged: migrated, the file would change what the pod gets: " + p.Message, Fix: "see docs/migrate.md#the-proof"})
+				st.diags = append(st.diags, p.Diagnostic(proof.RuleProof, st.path, "left unchanged: migrated, the file would change what the pod gets: ", "see docs/migrate.md#the-proof"))
 			}
 			st.failed = errProof
 		}

@@ -3,17 +3,16 @@ package action
 import (
 	"bytes"
 	"errors"
-	"io"
 	"maps"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/bundle"
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/files"
 	"github.com/kubedra/kubedra/inventory/kustomize"
 	"github.com/kubedra/kubedra/proof"
 	"github.com/kubedra/kubedra/rewrite"
@@ -39,7 +38,7 @@ func (m *migration) prove() {
 	for i, h := range held {
 		changes[i] = proof.Change{Path: h.Path, Abs: absPath(m.in.open(h.Path)), New: h.New}
 	}
-	m.res.Units = proof.Tree(m.tree, changes, func(p string) string { return absPath(m.in.open(p)) }, bundle.CatalogueFamilies())
+	m.res.Units = proof.Tree(m.tree, changes, func(p string) string { return absPath(m.in.open(p)) }, families())
 	for _, r := range m.res.Units {
 		m.res.Diagnostics = append(m.res.Diagnostics, r.Diagnostics()...)
 		if r.Status == proof.Failed {
@@ -80,15 +79,13 @@ func (m *migration) proveDocuments(out []*yaml.RNode) []*yaml.RNode {
 	for i, d := range m.in.Documents {
 		in[i] = d.Node
 	}
-	r := proof.Renders("-", in, out, bundle.CatalogueFamilies())
+	r := proof.Renders("-", in, out, families())
 	if r.Status == proof.Proved {
 		return out
 	}
 	for _, p := range r.Problems {
-		obj := p.Object
-		m.res.Diagnostics = append(m.res.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: proof.RuleProof, File: m.in.name("-"),
-			Object: &obj, Container: p.Container, Message: "left unchanged: migrated, the documents would change what the pod gets: " + p.Message,
-			Fix: "see docs/migrate.md#the-proof; check the rules that map its devices (kubedra rules show)"})
+		m.res.Diagnostics = append(m.res.Diagnostics, p.Diagnostic(proof.RuleProof, m.in.name("-"), "left unchanged: migrated, the documents would change what the pod gets: ",
+			"see docs/migrate.md#the-proof; check the rules that map its devices (kubedra rules show)"))
 	}
 	m.res.Failed++
 	m.res.Migrated, m.res.Added = 0, 0
@@ -138,12 +135,12 @@ func proveBatch(path string, planned map[int][]proof.Pod, res rewrite.Result) []
 		if bytes.Equal(pc.Old, pc.New) {
 			continue
 		}
-		nodes, err := decodeAll(pc.New)
-		if err != nil {
-			// The new text must parse: a file whose text does not, fails.
-			return []proof.Problem{{Object: inventory.ObjectRef{Kind: "file", Name: path}, Message: "its new text does not parse: " + err.Error()}}
+		// Read as a file's text is read (a List's items are its objects).
+		for _, d := range files.Parse(path, pc.New).Docs {
+			if d.Node != nil {
+				after = append(after, d.Node)
+			}
 		}
-		after = append(after, nodes...)
 	}
 	after = append(after, res.Objects...)
 	var out []proof.Problem
@@ -155,37 +152,6 @@ func proveBatch(path string, planned map[int][]proof.Pod, res rewrite.Result) []
 		out = append(out, p)
 	}
 	return out
-}
-
-// decodeAll decodes every YAML document of a text (a JSON one too), as the
-// API server's YAML reader takes them.
-func decodeAll(text []byte) ([]*yaml.RNode, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(text))
-	var out []*yaml.RNode
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
-			continue
-		}
-		doc := yaml.NewRNode(n.Content[0])
-		// A List's items are the objects, as the API server applies them.
-		if items := doc.Field("items"); items != nil && strings.HasSuffix(doc.GetKind(), "List") && items.Value.YNode().Kind == yaml.SequenceNode {
-			for _, it := range items.Value.YNode().Content {
-				if it.Kind == yaml.MappingNode {
-					out = append(out, yaml.NewRNode(it))
-				}
-			}
-			continue
-		}
-		out = append(out, doc)
-	}
 }
 
 func absPath(p string) string {

@@ -41,10 +41,8 @@ func (r Result) BaselineDiagnostics() inventory.Diagnostics {
 			Message: "unit " + r.Unit + ": " + r.Error})
 	}
 	for _, p := range r.Problems {
-		obj := p.Object
-		out = append(out, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleBaseline, File: file, Object: &obj, Container: p.Container,
-			Message: "unit " + r.Unit + ": against the baseline, what the pod gets changes: " + p.Message,
-			Fix:     "give the pod its devices back (docs/migrate.md#the-proof), or migrate the baseline again with kubedra migrate"})
+		out = append(out, p.Diagnostic(RuleBaseline, file, "unit "+r.Unit+": against the baseline, what the pod gets changes: ",
+			"give the pod its devices back (docs/migrate.md#the-proof), or migrate the baseline again with kubedra migrate"))
 	}
 	return out
 }

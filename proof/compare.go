@@ -21,6 +21,13 @@ type Problem struct {
 	Message   string              `json:"message" yaml:"message"`
 }
 
+// Diagnostic is the problem as an error of rule at file: its object and
+// container, the message after what (the unit's or the file's verdict).
+func (p Problem) Diagnostic(rule, file, what, fix string) inventory.Diagnostic {
+	obj := p.Object
+	return inventory.Diagnostic{Severity: inventory.Error, Rule: rule, File: file, Object: &obj, Container: p.Container, Message: what + p.Message, Fix: fix}
+}
+
 // String is the problem as one line.
 func (p Problem) String() string {
 	s := p.Object.String()

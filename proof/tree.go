@@ -70,9 +70,7 @@ func (r Result) Diagnostics() inventory.Diagnostics {
 				Message: "unit " + r.Unit + " left unchanged: " + r.Error, Fix: proofFix})
 		}
 		for _, p := range r.Problems {
-			obj := p.Object
-			out = append(out, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleProof, File: r.Kustomization,
-				Object: &obj, Container: p.Container, Message: "unit " + r.Unit + " left unchanged: migrated, its render would change what the pod gets: " + p.Message, Fix: proofFix})
+			out = append(out, p.Diagnostic(RuleProof, r.Kustomization, "unit "+r.Unit+" left unchanged: migrated, its render would change what the pod gets: ", proofFix))
 		}
 	case NotRendered:
 		out = append(out, inventory.Diagnostic{Severity: inventory.Warning, Rule: RuleProof, File: r.Kustomization,
