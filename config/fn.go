@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -16,16 +17,34 @@ type Fn struct {
 	// Mode is "check" (items pass through unchanged and every finding
 	// becomes a result) or "migrate" (items are migrated like `kubedra
 	// migrate -` and what stays on device plugins becomes results).
-	Mode          string   `yaml:"mode,omitempty"`
-	FailOn        string   `yaml:"failOn,omitempty"`
-	TargetVersion string   `yaml:"targetVersion,omitempty"`
-	Rules         []string `yaml:"rules,omitempty"`
+	Mode          string   `json:"mode,omitempty" yaml:"mode,omitempty"`
+	FailOn        string   `json:"failOn,omitempty" yaml:"failOn,omitempty"`
+	TargetVersion string   `json:"targetVersion,omitempty" yaml:"targetVersion,omitempty"`
+	Rules         []string `json:"rules,omitempty" yaml:"rules,omitempty"`
 	// Migrate mode only, as migrate's flags of the same names.
-	Strategy          string `yaml:"strategy,omitempty"`
-	AllowLossy        bool   `yaml:"allowLossy,omitempty"`
-	Share             bool   `yaml:"share,omitempty"`
-	KeepNodeSelectors bool   `yaml:"keepNodeSelectors,omitempty"`
-	KueueMapsClasses  bool   `yaml:"kueueMapsClasses,omitempty"`
+	Strategy          string `json:"strategy,omitempty" yaml:"strategy,omitempty"`
+	AllowLossy        bool   `json:"allowLossy,omitempty" yaml:"allowLossy,omitempty"`
+	Share             bool   `json:"share,omitempty" yaml:"share,omitempty"`
+	KeepNodeSelectors bool   `json:"keepNodeSelectors,omitempty" yaml:"keepNodeSelectors,omitempty"`
+	KueueMapsClasses  bool   `json:"kueueMapsClasses,omitempty" yaml:"kueueMapsClasses,omitempty"`
+}
+
+// fnWrapper is a functionConfig's own fields around kubedra's: an object's
+// type and metadata, and the spec or ConfigMap data that hold them.
+type fnWrapper struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   map[string]any `json:"metadata"`
+	Spec       Fn             `json:"spec"`
+	Data       Fn             `json:"data"`
+}
+
+// fnTopLevel is a functionConfig with kubedra's fields at the top level.
+type fnTopLevel struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   map[string]any `json:"metadata"`
+	Fn         `json:",inline"`
 }
 
 // ParseFn decodes a functionConfig; mode is the default mode.
@@ -34,18 +53,22 @@ func ParseFn(fc *yaml.RNode, mode string) (Fn, error) {
 	if fc == nil || fc.IsNilOrEmpty() {
 		return cfg, nil
 	}
-	src := fc
+	src, shape := fc, reflect.TypeFor[fnTopLevel]()
 	for _, f := range []string{"spec", "data"} {
 		if n := fc.Field(f); n != nil && n.Value != nil {
-			src = n.Value
+			src, shape = n.Value, reflect.TypeFor[fnWrapper]()
+			if f == "data" {
+				// A ConfigMap's data are strings: each is read as the
+				// YAML it holds ("true", "[a.yaml, b.yaml]").
+				src = typedData(n.Value)
+			}
 			break
 		}
 	}
-	s, err := src.String()
-	if err != nil {
-		return cfg, err
+	if err := checkKeys(fc.YNode(), shape, ""); err != nil {
+		return cfg, fmt.Errorf("functionConfig: %w", err)
 	}
-	if err := yaml.Unmarshal([]byte(s), &cfg); err != nil {
+	if err := src.YNode().Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("functionConfig: %w", err)
 	}
 	switch cfg.Mode {
@@ -60,6 +83,36 @@ func ParseFn(fc *yaml.RNode, mode string) (Fn, error) {
 		return cfg, fmt.Errorf("functionConfig: failOn %q: use any, lossy or unmapped", cfg.FailOn)
 	}
 	return cfg, nil
+}
+
+// typedData is a ConfigMap's data with each string value decoded as the
+// YAML scalar or flow collection it holds, at its line.
+func typedData(data *yaml.RNode) *yaml.RNode {
+	m := yaml.CopyYNode(data.YNode())
+	if m.Kind != yaml.MappingNode {
+		return yaml.NewRNode(m)
+	}
+	for i := 1; i < len(m.Content); i += 2 {
+		v := m.Content[i]
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" && v.Tag != "" {
+			continue
+		}
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(v.Value), &n); err == nil && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+			typed := n.Content[0]
+			shift(typed, v.Line-1)
+			m.Content[i] = typed
+		}
+	}
+	return yaml.NewRNode(m)
+}
+
+// shift moves n and what it holds to be at line+its own line.
+func shift(n *yaml.Node, line int) {
+	n.Line += line
+	for _, c := range n.Content {
+		shift(c, line)
+	}
 }
 
 // PlanOptions are migrate mode's planning options for target.

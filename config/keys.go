@@ -45,15 +45,7 @@ func checkKeys(n *kyaml.Node, t reflect.Type, at string) error {
 	case t.Kind() == reflect.Struct && n.Kind == kyaml.MappingNode:
 		fields := map[string]reflect.Type{}
 		var names []string
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			fields[name] = f.Type
-			names = append(names, name)
-		}
+		jsonFields(t, fields, &names)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			ft, ok := fields[k.Value]
@@ -78,6 +70,24 @@ func checkKeys(n *kyaml.Node, t reflect.Type, at string) error {
 		}
 	}
 	return nil
+}
+
+// jsonFields adds the json names of t's fields to fields and names, those
+// of an inline struct (`json:",inline"`) as its own.
+func jsonFields(t reflect.Type, fields map[string]reflect.Type, names *[]string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct {
+			jsonFields(f.Type, fields, names)
+			continue
+		}
+		if name == "" || name == "-" {
+			continue
+		}
+		fields[name] = f.Type
+		*names = append(*names, name)
+	}
 }
 
 func in(at string) string {

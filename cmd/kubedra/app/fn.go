@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubedra/kubedra/action"
 	"github.com/kubedra/kubedra/cmd/kubedra/app/report"
@@ -37,6 +38,11 @@ func NewCmdFn(streams IOStreams) *cobra.Command {
 			functionConfig fields (top level, under spec:, or a ConfigMap's data:):
 			mode (check or migrate), failOn (any, lossy, unmapped), targetVersion,
 			rules, and for migrate strategy, allowLossy, share, keepNodeSelectors.
+			An unknown field is an error.
+
+			Every input is answered with a ResourceList: empty stdin, input that is
+			not a ResourceList, a bad functionConfig or a malformed item gets the
+			items back unchanged with an error result naming what and where, exit 1.
 		`),
 		Example: heredoc.Doc(`
 			# kustomization.yaml
@@ -66,34 +72,102 @@ func NewCmdFn(streams IOStreams) *cobra.Command {
 }
 
 // fnRun runs the KRM function on the ResourceList read from in; mode is the
-// default when the functionConfig names none.
+// default when the functionConfig names none. It answers every input with
+// a ResourceList: when it cannot do its job (stdin empty or not a
+// ResourceList, a bad functionConfig, items that are not objects) the
+// answer holds the items it was given, unchanged, and an error result
+// saying why, so that kustomize and kpt show it; the exit code is then 1.
+// Items that are objects are checked or migrated whatever the others hold.
 func fnRun(streams IOStreams, in io.Reader, mode string) error {
-	rw := &kio.ByteReadWriter{Reader: in, Writer: streams.Out, KeepReaderAnnotations: true}
-	return framework.Execute(fnProcessor{fn: action.Fn{Mode: mode, Dir: streams.Dir()}}, rw)
-}
-
-// fnProcessor is `kubedra fn` as kyaml's framework.ResourceListProcessor:
-// action.Fn works on the items, report renders what it found as the list's
-// results, and findings that fail the gate (check mode) end the function
-// with ExitFindings, which fails kustomize build.
-type fnProcessor struct{ fn action.Fn }
-
-func (p fnProcessor) Process(rl *framework.ResourceList) error {
-	res, err := p.fn.Run(rl.Items, rl.FunctionConfig)
+	data, err := io.ReadAll(in)
 	if err != nil {
+		return fnFailed(streams, nil, nil, fmt.Errorf("reading stdin: %w", err))
+	}
+	rl, err := files.ParseResourceList(data)
+	if err != nil {
+		return fnFailed(streams, nil, nil, fmt.Errorf("stdin: %w", err))
+	}
+	// kyaml's framework moves the item annotations between their legacy
+	// and internal names around a function; so does kubedra.
+	annotations, err := kio.PreprocessResourcesForInternalAnnotationMigration(rl.Items)
+	if err != nil {
+		return fnFailed(streams, rl, rl.Items, fmt.Errorf("stdin: %w", err))
+	}
+	p := fnProcessor{fn: action.Fn{Mode: mode, Dir: streams.Dir()}}
+	out, results, runErr := p.process(rl)
+	if runErr != nil && out == nil {
+		if err := kio.ReconcileInternalAnnotations(rl.Items, annotations); err != nil {
+			return fnFailed(streams, nil, nil, err)
+		}
+		return fnFailed(streams, rl, rl.Items, runErr)
+	}
+	if err := kio.ReconcileInternalAnnotations(out, annotations); err != nil {
+		return fnFailed(streams, rl, rl.Items, err)
+	}
+	var malformed []error
+	for _, m := range rl.Malformed {
+		results = append(results, &framework.Result{Severity: framework.Error, Message: "stdin: " + m.Error() + "; it is written back as it came"})
+		malformed = append(malformed, m)
+	}
+	if err := report.WriteResourceList(streams.Out, withMalformed(out, rl.Malformed), rl.FunctionConfig, results); err != nil {
 		return err
 	}
-	rl.Items = res.Items
+	if len(malformed) > 0 {
+		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%d item(s) of the ResourceList are not objects:\n%w", len(malformed), errors.Join(malformed...))}
+	}
+	return runErr
+}
+
+// fnFailed answers a run that could not do its job: the items as they
+// came (none when stdin was not a ResourceList) and err as an error result.
+func fnFailed(streams IOStreams, rl *files.ResourceList, items []*yaml.RNode, err error) error {
+	var fc *yaml.RNode
+	var malformed []files.MalformedItem
+	if rl != nil {
+		fc, malformed = rl.FunctionConfig, rl.Malformed
+	}
+	results := framework.Results{{Severity: framework.Error, Message: err.Error()}}
+	if werr := report.WriteResourceList(streams.Out, withMalformed(items, malformed), fc, results); werr != nil {
+		return werr
+	}
+	return &ExitCodeError{Code: ExitError, Err: err}
+}
+
+// withMalformed puts the malformed items back among items, each at the
+// place it had in the input.
+func withMalformed(items []*yaml.RNode, malformed []files.MalformedItem) []*yaml.Node {
+	out := make([]*yaml.Node, 0, len(items)+len(malformed))
+	for _, n := range items {
+		out = append(out, n.YNode())
+	}
+	for _, m := range malformed {
+		at := min(m.Index, len(out))
+		out = append(out[:at], append([]*yaml.Node{m.Node}, out[at:]...)...)
+	}
+	return out
+}
+
+// fnProcessor is `kubedra fn`'s work on a read ResourceList: action.Fn
+// works on the items, report renders what it found as the list's results,
+// and findings that fail the gate (check mode) end the function with
+// ExitFindings, which fails kustomize build.
+type fnProcessor struct{ fn action.Fn }
+
+// process returns the items to write back and the results; an error with
+// nil items means nothing could be done (the input's items go back).
+func (p fnProcessor) process(rl *files.ResourceList) ([]*yaml.RNode, framework.Results, error) {
+	res, err := p.fn.Run(rl.Items, rl.FunctionConfig)
+	if err != nil {
+		return nil, nil, err
+	}
 	if res.Check == nil {
-		rl.Results = report.KRMResults(res.Diagnostics, res.Origins)
-		return nil
+		return res.Items, report.KRMResults(res.Diagnostics, res.Origins), nil
 	}
 	results, failing := report.CheckKRMResults(report.Check{Report: res.Check.Report, FailOn: string(res.Check.FailOn), Failing: res.Check.Failing})
-	rl.Results = results
 	if len(failing) > 0 {
-		return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d device-plugin request(s) fail the gate:\n%s", len(failing), failing.Error())}
+		return res.Items, results, &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%d device-plugin request(s) fail the gate:\n%s", len(failing), failing.Error())}
 	}
-	return nil
+	return res.Items, results, nil
 }
 
 // answerResourceList answers as `kubedra fn` in mode when stdin is the only
