@@ -18,9 +18,11 @@ for t in "$@"; do
   echo "fuzz $name ($pkg) for $time" >&2
   KUBEDRA_FUZZ_STATS=$stats ${GO:-go} test "$pkg" -run '^$' -fuzz "^$name\$" -fuzztime "$time" \
     -fuzzminimizetime "$minimize" -parallel 1 -timeout 20m
-  # Each worker appends "pid count seconds" every second: the last line of
-  # each pid is its total.
-  line=$(awk '{n[$1]=$2; if ($3>s) s=$3} END {t=0; for (p in n) t+=n[p]; if (s<1) s=1; printf "%d execs in %d s: %d exec/s", t, s, t/s}' "$stats")
+  # Each worker appends "pid count seconds cpu" every second: the last line
+  # of each pid is its total. exec/s is over the wall time; "a CPU second"
+  # over the workers' CPU time, the rate on a core of their own (the two
+  # differ when the machine is shared).
+  line=$(awk '{n[$1]=$2; c[$1]=$4; if ($3>s) s=$3} END {t=0; u=0; for (p in n) {t+=n[p]; u+=c[p]}; if (s<1) s=1; if (u<0.01) u=0.01; printf "%d execs in %d s: %d exec/s, %d a CPU second (%.1f CPU s)", t, s, t/s, t/u, u}' "$stats")
   rm -f "$stats"
   echo "fuzz $name: $line" >&2
   summary+=("$(printf '%-14s %s' "$name" "$line")")
