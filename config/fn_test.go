@@ -13,7 +13,7 @@ import (
 func TestParseFnKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name, fc, err string
-		want      Fn
+		want          Fn
 	}{
 		{name: "top level", fc: "apiVersion: kubedra.dev/v1alpha1\nkind: Check\nmetadata: {name: x}\nfailOn: lossy\n",
 			want: Fn{Mode: "check", FailOn: "lossy"}},
