@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/files"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -15,7 +16,7 @@ import (
 // the line of each top-level key. Errors start with "line N: ".
 func keyLines(data []byte) (map[string]int, error) {
 	var doc kyaml.Node
-	if err := kyaml.Unmarshal(data, &doc); err != nil {
+	if err := files.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
 	lines := map[string]int{}

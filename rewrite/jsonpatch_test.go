@@ -55,6 +55,9 @@ func TestAppendToLists(t *testing.T) {
 - op: remove
   path: /spec/x
 `, 0},
+		// The decoder ends a line at LS too; the edit goes by LF lines.
+		{"a line separator in a string", "- op: replace\n  path: /x\n  value: \"a\u2028b\"\n- op: add\n  path: /spec/template/spec/resourceClaims\n  value:\n  - name: c\n",
+			"- op: replace\n  path: /x\n  value: \"a\u2028b\"\n- op: add\n  path: /spec/template/spec/resourceClaims/-\n  value:\n    name: c\n", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := rewrite.AppendToLists([]byte(tt.in), []int{tt.op})
