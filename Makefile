@@ -50,7 +50,7 @@ bench-e2e: build ## audit at scale (2,000 nodes, 50,000 pods) against kubectl on
 	cd test/e2e && KUBEDRA_SCALE=1 KUBEDRA_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run TestAuditScale -v -timeout 60m ./audit/
 
 # Fuzz targets as package:Target (exec/s per target: docs/development.md).
-FUZZ_TARGETS = ./inventory/files:FuzzRead ./inventory/detect:FuzzDetect ./rewrite/fuzz:FuzzRewrite ./rules:FuzzSelectors ./rules:FuzzResolve
+FUZZ_TARGETS = ./inventory/files/fuzz:FuzzRead ./inventory/detect/fuzz:FuzzDetect ./rewrite/fuzz:FuzzRewrite ./rules:FuzzSelectors ./rules:FuzzResolve
 FUZZTIME ?= 30s
 # Time Go may spend minimizing each input that finds new coverage (its
 # default is 60 s, during which nothing else runs); fuzz-short turns it off.

@@ -1,4 +1,4 @@
-package detect_test
+package fuzz_test
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ import (
 // line of the file within its document. Seeds are the rewrite goldens and
 // files of the shared corpus.
 func FuzzDetect(f *testing.F) {
-	seeds, _ := filepath.Glob("../../rewrite/testdata/*/input.*")
-	more, _ := filepath.Glob("../../../shared/corpus/dev/*/*/*.yaml")
+	seeds, _ := filepath.Glob("../../../rewrite/testdata/*/input.*")
+	more, _ := filepath.Glob("../../../../shared/corpus/dev/*/*/*.yaml")
 	if len(more) > 60 {
 		more = more[:60]
 	}

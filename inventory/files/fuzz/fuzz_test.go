@@ -1,4 +1,4 @@
-package files_test
+package fuzz_test
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ import (
 // holds its document's first line; every diagnostic names a line of the
 // input. Seeds are the rewrite goldens and files of the shared corpus.
 func FuzzRead(f *testing.F) {
-	seeds, _ := filepath.Glob("../../rewrite/testdata/*/input.*")
-	corpus, _ := filepath.Glob("../../../shared/corpus/dev/*/*.yaml")
+	seeds, _ := filepath.Glob("../../../rewrite/testdata/*/input.*")
+	corpus, _ := filepath.Glob("../../../../shared/corpus/dev/*/*.yaml")
 	if len(corpus) > 40 {
 		corpus = corpus[:40]
 	}
