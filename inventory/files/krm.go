@@ -93,10 +93,10 @@ func ParseResourceList(data []byte) (*ResourceList, error) {
 		line, msg := errorLine(err, 1, breaks)
 		return nil, inventory.AtLine(line, fmt.Errorf("not valid YAML: %s", msg))
 	}
-	breaks.remap(&doc)
+	breaks.place(&doc, 0)
 	var more yaml.Node
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-		breaks.remap(&more)
+		breaks.place(&more, 0)
 		return nil, inventory.AtLine(more.Line, errors.New("more than one document: a KRM function reads one ResourceList"))
 	}
 	if err := aliasBound(data, &doc); err != nil {

@@ -81,8 +81,7 @@ func (b *builder) add(c chunk) error {
 				File: f.Path, Line: line, Message: "not valid YAML: " + msg})
 			break
 		}
-		breaks.remap(&n)
-		shift(&n, c.line-1)
+		breaks.place(&n, c.line-1)
 		if err := aliasBound(c.data, &n); err != nil {
 			f.ParseErrors++
 			f.Diagnostics = append(f.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleNotYAML,
@@ -423,21 +422,6 @@ func templateLine(data []byte) (int, bool) {
 	return bytes.Count(data[:loc[1]], []byte("\n")) + 1, true
 }
 
-// shift moves every node's line by delta: documents are decoded on their
-// own, but positions must be those of the file.
-func shift(n *yaml.Node, delta int) {
-	if delta == 0 {
-		return
-	}
-	stack := []*yaml.Node{n}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n.Line += delta
-		stack = append(stack, n.Content...)
-	}
-}
-
 // lineStarts maps the YAML decoder's lines of a text to the text's own.
 // The decoder ends a line at CR, LF, CRLF, NEL, LS and PS; kubedra numbers
 // lines as editors, grep and diff do, by LF alone, and so do the line-based
@@ -501,19 +485,22 @@ func (m lineStarts) line(n int) int {
 	return m[n-1].line
 }
 
-// remap gives every node of n its LF line and column.
-func (m lineStarts) remap(n *yaml.Node) {
-	if m == nil {
+// place gives every node of n its LF line and column (when the decoder's
+// lines differ), then moves its line by delta: documents are decoded on
+// their own, but positions must be those of the file.
+func (m lineStarts) place(n *yaml.Node, delta int) {
+	if m == nil && delta == 0 {
 		return
 	}
 	stack := []*yaml.Node{n}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if n.Line >= 1 && n.Line <= len(m) {
+		if m != nil && n.Line >= 1 && n.Line <= len(m) {
 			s := m[n.Line-1]
 			n.Line, n.Column = s.line, s.col+n.Column
 		}
+		n.Line += delta
 		stack = append(stack, n.Content...)
 	}
 }
@@ -531,7 +518,7 @@ func Unmarshal(data []byte, n *yaml.Node) error {
 		_, msg := errorLine(err, 1, breaks)
 		return errors.New("yaml: " + msg)
 	}
-	breaks.remap(n)
+	breaks.place(n, 0)
 	return nil
 }
 
@@ -539,13 +526,13 @@ var errLineRE = regexp.MustCompile(`line (\d+)`)
 
 // errorLine turns a decoder error into a file line and a message whose line
 // numbers are those of the file.
-func errorLine(err error, first int, m lineStarts) (int, string) {
+func errorLine(err error, first int, breaks lineStarts) (int, string) {
 	msg := err.Error()
 	line := first
 	found := false
-	msg = errLineRE.ReplaceAllStringFunc(msg, func(m0 string) string {
-		n, _ := strconv.Atoi(m0[len("line "):])
-		abs := m.line(n) + first - 1
+	msg = errLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(m[len("line "):])
+		abs := breaks.line(n) + first - 1
 		if !found {
 			line, found = abs, true
 		}
