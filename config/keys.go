@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/kubedra/kubedra/inventory"
-	"github.com/kubedra/kubedra/inventory/files"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -16,7 +15,7 @@ import (
 // the line of each top-level key. Errors start with "line N: ".
 func keyLines(data []byte) (map[string]int, error) {
 	var doc kyaml.Node
-	if err := files.Unmarshal(data, &doc); err != nil {
+	if err := inventory.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
 	lines := map[string]int{}

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/kubedra/kubedra/inventory/files"
+	"github.com/kubedra/kubedra/inventory"
 )
 
 // AppendToLists rewrites operations of a JSON 6902 patch (its YAML text)
@@ -20,7 +20,7 @@ import (
 // loses its "- "); a longer one becomes one operation per element.
 func AppendToLists(src []byte, ops []int) ([]byte, error) {
 	var doc yaml.Node
-	if err := files.Unmarshal(src, &doc); err != nil {
+	if err := inventory.Unmarshal(src, &doc); err != nil {
 		return nil, fmt.Errorf("parsing the JSON 6902 patch: %w", err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.SequenceNode {
@@ -141,7 +141,7 @@ func matching(l []byte, open int) int {
 // or the line of a quoted one-line patch).
 func AppendToInlineLists(src []byte, line int, ops []int) ([]byte, error) {
 	var doc yaml.Node
-	if err := files.Unmarshal(src, &doc); err != nil {
+	if err := inventory.Unmarshal(src, &doc); err != nil {
 		return nil, fmt.Errorf("parsing kustomization: %w", err)
 	}
 	v := inlinePatchAt(&doc, line)

@@ -86,17 +86,17 @@ func ParseResourceList(data []byte) (*ResourceList, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("stdin is empty: a KRM function reads a config.kubernetes.io/v1 ResourceList")
 	}
-	breaks := yamlBreaks(data)
+	breaks := inventory.YAMLLines(data)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
-		line, msg := errorLine(err, 1, breaks)
+		line, msg := inventory.ErrorLine(err, 1, breaks)
 		return nil, inventory.AtLine(line, fmt.Errorf("not valid YAML: %s", msg))
 	}
-	breaks.place(&doc, 0)
+	breaks.Place(&doc, 0)
 	var more yaml.Node
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-		breaks.place(&more, 0)
+		breaks.Place(&more, 0)
 		return nil, inventory.AtLine(more.Line, errors.New("more than one document: a KRM function reads one ResourceList"))
 	}
 	if err := aliasBound(data, &doc); err != nil {

@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -58,7 +56,7 @@ func (b *builder) add(c chunk) error {
 		return b.flushFull(span(c))
 	}
 	span := inventory.Span{Start: c.start, End: c.start + len(c.data)}
-	breaks := yamlBreaks(c.data)
+	breaks := inventory.YAMLLines(c.data)
 	dec := yaml.NewDecoder(bytes.NewReader(c.data))
 	for {
 		var n yaml.Node
@@ -72,7 +70,7 @@ func (b *builder) add(c chunk) error {
 				break
 			}
 			f.ParseErrors++
-			line, msg := errorLine(err, c.line, breaks)
+			line, msg := inventory.ErrorLine(err, c.line, breaks)
 			if bad, ok := invalidUTF8(c.data); ok {
 				// The decoder names no line for bytes that are not UTF-8.
 				line, msg = c.line+bad-1, "invalid UTF-8 (the file must be UTF-8 text)"
@@ -81,7 +79,7 @@ func (b *builder) add(c chunk) error {
 				File: f.Path, Line: line, Message: "not valid YAML: " + msg})
 			break
 		}
-		breaks.place(&n, c.line-1)
+		breaks.Place(&n, c.line-1)
 		if err := aliasBound(c.data, &n); err != nil {
 			f.ParseErrors++
 			f.Diagnostics = append(f.Diagnostics, inventory.Diagnostic{Severity: inventory.Error, Rule: RuleNotYAML,
@@ -420,128 +418,6 @@ func templateLine(data []byte) (int, bool) {
 		return 0, false
 	}
 	return bytes.Count(data[:loc[1]], []byte("\n")) + 1, true
-}
-
-// lineStarts maps the YAML decoder's lines of a text to the text's own.
-// The decoder ends a line at CR, LF, CRLF, NEL, LS and PS; kubedra numbers
-// lines as editors, grep and diff do, by LF alone, and so do the line-based
-// edits that use a node's line and column. It holds, for each of the
-// decoder's lines, where it starts: the LF line and the bytes before it on
-// that line. It is nil for a text whose only breaks are LF and CRLF, where
-// the two agree (nearly every file: finding that out is three scans).
-type lineStarts []struct{ line, col int }
-
-func yamlBreaks(data []byte) lineStarts {
-	if !hasOtherBreak(data) {
-		return nil
-	}
-	out := lineStarts{{1, 0}}
-	line, lineStart := 1, 0
-	for i := 0; i < len(data); {
-		w := 0
-		switch {
-		case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':
-			w = 2
-		case data[i] == '\n' || data[i] == '\r':
-			w = 1
-		case data[i] == 0xC2 && i+1 < len(data) && data[i+1] == 0x85:
-			w = 2
-		case data[i] == 0xE2 && i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xA8 || data[i+2] == 0xA9):
-			w = 3
-		default:
-			i++
-			continue
-		}
-		i += w
-		if data[i-1] == '\n' {
-			line, lineStart = line+1, i
-		}
-		out = append(out, struct{ line, col int }{line, i - lineStart})
-	}
-	return out
-}
-
-// hasOtherBreak says whether data holds a line break the decoder counts
-// and LF lines do not: a CR not before LF, NEL, LS or PS.
-func hasOtherBreak(data []byte) bool {
-	for rest := data; ; {
-		i := bytes.IndexByte(rest, '\r')
-		if i < 0 {
-			break
-		}
-		if i+1 == len(rest) || rest[i+1] != '\n' {
-			return true
-		}
-		rest = rest[i+2:]
-	}
-	return bytes.Contains(data, []byte("\u0085")) || bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029"))
-}
-
-// line is the LF line of the decoder's 1-based line n.
-func (m lineStarts) line(n int) int {
-	if m == nil || n < 1 || n > len(m) {
-		return n
-	}
-	return m[n-1].line
-}
-
-// place gives every node of n its LF line and column (when the decoder's
-// lines differ), then moves its line by delta: documents are decoded on
-// their own, but positions must be those of the file.
-func (m lineStarts) place(n *yaml.Node, delta int) {
-	if m == nil && delta == 0 {
-		return
-	}
-	stack := []*yaml.Node{n}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if m != nil && n.Line >= 1 && n.Line <= len(m) {
-			s := m[n.Line-1]
-			n.Line, n.Column = s.line, s.col+n.Column
-		}
-		n.Line += delta
-		stack = append(stack, n.Content...)
-	}
-}
-
-// Unmarshal decodes the first YAML document of data into n, as
-// yaml.Unmarshal does, with the nodes' lines and columns and the error's
-// line numbers those of the text counted by LF (lineStarts): what a
-// line-based edit or a diagnostic needs.
-func Unmarshal(data []byte, n *yaml.Node) error {
-	breaks := yamlBreaks(data)
-	if err := yaml.Unmarshal(data, n); err != nil {
-		if breaks == nil {
-			return err
-		}
-		_, msg := errorLine(err, 1, breaks)
-		return errors.New("yaml: " + msg)
-	}
-	breaks.place(n, 0)
-	return nil
-}
-
-var errLineRE = regexp.MustCompile(`line (\d+)`)
-
-// errorLine turns a decoder error into a file line and a message whose line
-// numbers are those of the file.
-func errorLine(err error, first int, breaks lineStarts) (int, string) {
-	msg := err.Error()
-	line := first
-	found := false
-	msg = errLineRE.ReplaceAllStringFunc(msg, func(m string) string {
-		n, _ := strconv.Atoi(m[len("line "):])
-		abs := breaks.line(n) + first - 1
-		if !found {
-			line, found = abs, true
-		}
-		return fmt.Sprintf("line %d", abs)
-	})
-	if len(msg) > 6 && msg[:6] == "yaml: " {
-		msg = msg[6:]
-	}
-	return line, msg
 }
 
 // Parse decodes data as the text of the file path, as Read would read it
