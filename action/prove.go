@@ -135,7 +135,14 @@ func proveBatch(path string, planned map[int][]proof.Pod, res rewrite.Result) []
 		if bytes.Equal(pc.Old, pc.New) {
 			continue
 		}
-		// Read as a file's text is read (a List's items are its objects).
+		// Read as a file's text is read (a List's items are its objects),
+		// from the documents rewrite decoded to check that the text parses.
+		if pc.Docs != nil {
+			for _, d := range pc.Docs {
+				after = append(after, files.Objects(d)...)
+			}
+			continue
+		}
 		for _, d := range files.Parse(path, pc.New).Docs {
 			if d.Node != nil {
 				after = append(after, d.Node)

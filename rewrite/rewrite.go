@@ -20,6 +20,10 @@ import (
 // of a Result's pieces is its input and the New its output.
 type Piece struct {
 	Old, New []byte
+	// Docs are New's documents as decoded by the check that the edit
+	// parses (nil for a piece File did not re-encode): a caller that reads
+	// the new text (migrate's proof) uses them instead of a second parse.
+	Docs []*yaml.Node
 }
 
 // Result is the outcome of rewriting one file, or one batch of its
@@ -78,17 +82,17 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 			res.Pieces = append(res.Pieces, Piece{Old: data[pos-offset : t.span.Start-offset], New: data[pos-offset : t.span.Start-offset]})
 		}
 		old := data[t.span.Start-offset : t.span.End-offset]
-		nw, err := encodeEdited(old, t, style, fp.ClaimsFile != "")
+		nw, decoded, err := encodeEdited(old, t, style, fp.ClaimsFile != "")
 		if err != nil {
 			return unchanged, err
 		}
 		if t.replace != nil {
-			nw = t.replace(old)
+			nw, decoded = t.replace(old), nil
 		}
 		if fp.ClaimsFile != "" {
 			res.Objects = append(res.Objects, t.Objects...)
 		}
-		res.Pieces = append(res.Pieces, Piece{Old: old, New: nw})
+		res.Pieces = append(res.Pieces, Piece{Old: old, New: nw, Docs: decoded})
 		pos = t.span.End
 	}
 	if end := offset + len(data); pos < end {
@@ -99,11 +103,12 @@ func File(data []byte, offset int, docs []*inventory.Document, fp *plan.FilePlan
 
 // encodeEdited is the new text of one edited root: the document re-encoded
 // in the text's style, with its new objects after it unless they go to a
-// claims file.
-func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, error) {
+// claims file. The new text is decoded again, to check that it parses;
+// its documents are returned.
+func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, []*yaml.Node, error) {
 	nw, err := encodeDocument(old, t.Root, t.before, t.moved, style)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !claimsFile {
 		crlf := isCRLF(splitLines(old))
@@ -113,7 +118,7 @@ func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, 
 			}
 			b, err := encodeYAML(o.YNode(), style)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			b = append([]byte("---\n"), b...)
 			if crlf {
@@ -123,10 +128,11 @@ func encodeEdited(old []byte, t *Edited, style style, claimsFile bool) ([]byte, 
 			nw = append(nw, b...)
 		}
 	}
-	if err := reparse(nw); err != nil {
-		return nil, inventory.AtLine(t.line, fmt.Errorf("rewritten document does not parse (a kubedra bug, please report it): %w", err))
+	docs, err := reparse(nw)
+	if err != nil {
+		return nil, nil, inventory.AtLine(t.line, fmt.Errorf("rewritten document does not parse (a kubedra bug, please report it): %w", err))
 	}
-	return nw, nil
+	return nw, docs, nil
 }
 
 // listOf returns the items of a root that holds a `kind: List` (or any
@@ -414,9 +420,9 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 		}
 		el := yaml.NewMapRNode(nil)
 		el.YNode().Style = claims.YNode().Style
-		_ = el.PipeE(yaml.SetField("name", yaml.NewStringRNode(cc.Name)))
+		inventory.SetString(el.YNode(), "name", cc.Name)
 		if cc.Request != "" {
-			_ = el.PipeE(yaml.SetField("request", yaml.NewStringRNode(cc.Request)))
+			inventory.SetString(el.YNode(), "request", cc.Request)
 		}
 		giveComments(el.YNode(), moved)
 		moved = nil
@@ -463,12 +469,12 @@ func podClaims(spec *yaml.RNode, pcs []plan.PodClaim) error {
 		}
 		el := yaml.NewMapRNode(nil)
 		el.YNode().Style = seq.YNode().Style
-		_ = el.PipeE(yaml.SetField("name", yaml.NewStringRNode(pc.Name)))
+		inventory.SetString(el.YNode(), "name", pc.Name)
 		if pc.ResourceClaimTemplateName != "" {
-			_ = el.PipeE(yaml.SetField("resourceClaimTemplateName", yaml.NewStringRNode(pc.ResourceClaimTemplateName)))
+			inventory.SetString(el.YNode(), "resourceClaimTemplateName", pc.ResourceClaimTemplateName)
 		}
 		if pc.ResourceClaimName != "" {
-			_ = el.PipeE(yaml.SetField("resourceClaimName", yaml.NewStringRNode(pc.ResourceClaimName)))
+			inventory.SetString(el.YNode(), "resourceClaimName", pc.ResourceClaimName)
 		}
 		seq.YNode().Content = append(seq.YNode().Content, el.YNode())
 	}
@@ -508,16 +514,18 @@ func checkAliases(n *yaml.Node) error {
 	return nil
 }
 
-func reparse(b []byte) error {
+// reparse decodes every document of b.
+func reparse(b []byte) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var docs []*yaml.Node
 	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if err != nil {
+		n := new(yaml.Node)
+		if err := dec.Decode(n); err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil
+				return docs, nil
 			}
-			return err
+			return nil, err
 		}
+		docs = append(docs, n)
 	}
 }

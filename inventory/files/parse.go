@@ -92,16 +92,7 @@ func (b *builder) add(c chunk) error {
 				break
 			}
 		}
-		if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
-			continue
-		}
-		root := n.Content[0]
-		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-			continue
-		}
-		if root.Kind != yaml.MappingNode {
-			// A top-level sequence (a JSON6902 patch file) or scalar is
-			// not an object: counted, kept as it is, never a Document.
+		if objectRoot(&n) == nil {
 			continue
 		}
 		b.doc(&n, span)
@@ -181,6 +172,36 @@ func templateNode(n *yaml.Node) (int, bool) {
 		stack = append(stack, n.Content...)
 	}
 	return first, first > 0
+}
+
+// objectRoot is the root mapping of a decoded document, or nil when it
+// holds no object: an empty or null document, or a top-level sequence (a
+// JSON6902 patch file) or scalar, which is counted and kept as it is but
+// never a Document.
+func objectRoot(n *yaml.Node) *yaml.Node {
+	if n.Kind != yaml.DocumentNode || len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	return n.Content[0]
+}
+
+// Objects returns the objects of a decoded document as Parse reads them:
+// a `kind: List`'s items, else its root mapping; none when objectRoot has
+// none.
+func Objects(n *yaml.Node) []*yaml.RNode {
+	root := objectRoot(n)
+	if root == nil {
+		return nil
+	}
+	items := listItems(root)
+	if items == nil {
+		return []*yaml.RNode{yaml.NewRNode(root)}
+	}
+	objs := make([]*yaml.RNode, len(items))
+	for i, it := range items {
+		objs[i] = yaml.NewRNode(it)
+	}
+	return objs
 }
 
 // doc adds a document (a DocumentNode), flattening a `kind: List`.

@@ -362,13 +362,15 @@ func (b *builder) encode(name, namespace string, c rules.Claim) (*yaml.RNode, er
 		b.encoded[k] = n
 	}
 	out := n.Copy()
-	if err := out.SetName(name); err != nil {
-		return nil, err
+	meta := out.Field(yaml.MetadataField)
+	if meta == nil || meta.Value.YNode().Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("the encoded claim for %s has no metadata", name)
 	}
+	// The placeholders are the copy's own scalars: set them in place (a
+	// kyaml setter decodes each value with yaml.v2 to decide its quoting).
+	inventory.SetString(meta.Value.YNode(), yaml.NameField, name)
 	if namespace != "" {
-		if err := out.SetNamespace(namespace); err != nil {
-			return nil, err
-		}
+		inventory.SetString(meta.Value.YNode(), yaml.NamespaceField, namespace)
 	}
 	return out, nil
 }
