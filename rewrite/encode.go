@@ -98,6 +98,19 @@ func blockScalarLines(lines []string, indentOf func(string) int) []bool {
 // encodeYAML encodes a node with kyaml's encoder settings in the file's
 // style.
 func encodeYAML(n *yaml.Node, st style) ([]byte, error) {
+	if quick && st.indent == 2 {
+		if b, ok := quickEncode(n, st); ok {
+			return b, nil
+		}
+	}
+	return encoderYAML(n, st)
+}
+
+// quick turns quickEncode on (TestQuickEncodeIsEncoder compares the two).
+var quick = true
+
+// encoderYAML is the encoder's encoding of n.
+func encoderYAML(n *yaml.Node, st style) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(st.indent)
@@ -208,4 +221,187 @@ func writeString(buf *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	buf.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
+
+// quickEncode is encodeYAML for the trees kubedra builds (claim templates,
+// claims, the entries spliceEntries encodes) in a 2-space style, written
+// directly instead of through the encoder's event machine (encoding was
+// the largest part of migrate's time on GPU-dense input): block mappings
+// and sequences, and scalars whose presentation needs no decision beyond
+// the ones below. It gives the encoder's bytes
+// (TestQuickEncodeIsEncoder compares the two on every document of the
+// goldens and the corpus) or ok false: comments, anchors, flow style,
+// empty collections, tags of its own, a sequence in a sequence, any
+// other scalar.
+func quickEncode(n *yaml.Node, st style) ([]byte, bool) {
+	if st.indent != 2 {
+		return nil, false
+	}
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) != 1 || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+			return nil, false
+		}
+		n = n.Content[0]
+	}
+	var buf []byte
+	var ok bool
+	switch n.Kind {
+	case yaml.MappingNode:
+		buf, ok = quickMapping(buf, n, 0, st)
+	case yaml.SequenceNode:
+		buf, ok = quickSequence(buf, n, 0, st)
+	}
+	return buf, ok
+}
+
+// plainNode reports whether a collection or scalar node carries nothing
+// the quick encoder leaves to the encoder.
+func plainNode(n *yaml.Node) bool {
+	return n.Style == 0 && n.Anchor == "" && n.HeadComment == "" && n.LineComment == "" && n.FootComment == ""
+}
+
+// quickMapping writes block mapping n with its keys at column col.
+func quickMapping(buf []byte, n *yaml.Node, col int, st style) ([]byte, bool) {
+	if !plainNode(n) || (n.Tag != "" && n.Tag != yaml.NodeTagMap) || len(n.Content) == 0 {
+		return nil, false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if i > 0 {
+			buf = appendSpaces(buf, col)
+		}
+		var ok bool
+		if buf, ok = quickEntry(buf, n.Content[i], n.Content[i+1], col, st); !ok {
+			return nil, false
+		}
+	}
+	return buf, true
+}
+
+// quickEntry writes one entry whose key starts where buf ends, at column
+// col.
+func quickEntry(buf []byte, k, v *yaml.Node, col int, st style) ([]byte, bool) {
+	key, ok := quickScalar(k)
+	if !ok {
+		return nil, false
+	}
+	buf = append(append(buf, key...), ':')
+	switch v.Kind {
+	case yaml.ScalarNode:
+		s, ok := quickScalar(v)
+		if !ok {
+			return nil, false
+		}
+		return append(append(append(buf, ' '), s...), '\n'), true
+	case yaml.MappingNode:
+		buf = append(buf, '\n')
+		buf = appendSpaces(buf, col+2)
+		return quickMapping(buf, v, col+2, st)
+	case yaml.SequenceNode:
+		buf = append(buf, '\n')
+		if st.compact {
+			return quickSequence(buf, v, col, st)
+		}
+		return quickSequence(buf, v, col+2, st)
+	}
+	return nil, false
+}
+
+// quickSequence writes block sequence n with its dashes at column col.
+func quickSequence(buf []byte, n *yaml.Node, col int, st style) ([]byte, bool) {
+	if !plainNode(n) || (n.Tag != "" && n.Tag != yaml.NodeTagSeq) || len(n.Content) == 0 {
+		return nil, false
+	}
+	for i, it := range n.Content {
+		if i > 0 || len(buf) > 0 && buf[len(buf)-1] == '\n' {
+			buf = appendSpaces(buf, col)
+		}
+		buf = append(buf, "- "...)
+		switch it.Kind {
+		case yaml.ScalarNode:
+			s, ok := quickScalar(it)
+			if !ok {
+				return nil, false
+			}
+			buf = append(append(buf, s...), '\n')
+		case yaml.MappingNode:
+			var ok bool
+			if buf, ok = quickMapping(buf, it, col+2, st); !ok {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return buf, true
+}
+
+// quickScalar is a scalar's presentation: a !!str of letters, digits and
+// ". _ / -" that starts with a letter and is no boolean or null (plain, or
+// double-quoted when its style says so), the same word without a tag
+// (plain or quoted as its style says), or a decimal !!int.
+func quickScalar(n *yaml.Node) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Anchor != "" || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+		return "", false
+	}
+	v := n.Value
+	switch n.Tag {
+	case "":
+		// No tag (a key kyaml's LookupCreate made): the encoder writes it
+		// as it is.
+		if !simpleWord(v) {
+			return "", false
+		}
+		switch n.Style {
+		case 0:
+			return v, true
+		case yaml.DoubleQuotedStyle:
+			return `"` + v + `"`, true
+		}
+	case yaml.NodeTagString:
+		if !simpleWord(v) {
+			return "", false
+		}
+		switch n.Style {
+		case 0:
+			switch strings.ToLower(v) {
+			case "true", "false", "null":
+				return "", false
+			}
+			return v, true
+		case yaml.DoubleQuotedStyle:
+			return `"` + v + `"`, true
+		}
+	case yaml.NodeTagInt:
+		if n.Style != 0 || v == "" || len(v) > 1 && v[0] == '0' {
+			return "", false
+		}
+		for i := 0; i < len(v); i++ {
+			if v[i] < '0' || v[i] > '9' {
+				return "", false
+			}
+		}
+		return v, true
+	}
+	return "", false
+}
+
+// simpleWord: a letter, then letters, digits and ". _ / -".
+func simpleWord(v string) bool {
+	if v == "" || !('a' <= v[0] && v[0] <= 'z' || 'A' <= v[0] && v[0] <= 'Z') {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func appendSpaces(buf []byte, n int) []byte {
+	for range n {
+		buf = append(buf, ' ')
+	}
+	return buf
 }
