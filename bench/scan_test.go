@@ -71,6 +71,21 @@ func kubedraBinary(b *testing.B) string {
 // of MB) high-water mark into the child's at exec.
 func run(b *testing.B, args ...string) (time.Duration, float64, []byte, int) {
 	b.Helper()
+	r := runChild(b, args...)
+	return r.wall, r.rss, r.out, r.code
+}
+
+// child is what one run of the binary took and gave.
+type child struct {
+	wall, cpu time.Duration // cpu: the child's user+system time
+	rss       float64       // peak RSS, MB
+	out       []byte
+	code      int
+}
+
+// runChild is run with the child's CPU time too.
+func runChild(b *testing.B, args ...string) child {
+	b.Helper()
 	cmd := exec.Command(kubedraBinary(b), args...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -106,7 +121,8 @@ func run(b *testing.B, args ...string) (time.Duration, float64, []byte, int) {
 	if err != nil && cmd.ProcessState == nil {
 		b.Fatal(err)
 	}
-	return wall, float64(hwm.Load()) / 1024, out.Bytes(), cmd.ProcessState.ExitCode()
+	return child{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
+		rss: float64(hwm.Load()) / 1024, out: out.Bytes(), code: cmd.ProcessState.ExitCode()}
 }
 
 // baseline reads and parses every file with kyaml on one goroutine: what a

@@ -502,15 +502,25 @@ func mapValue(m *yaml.RNode, name string) string {
 // checkAliases refuses a document whose edit removed the target of an alias
 // still in use: the output would not parse.
 func checkAliases(n *yaml.Node) error {
-	present := map[*yaml.Node]bool{}
 	var aliases []*yaml.Node
-	var walk func(*yaml.Node)
-	walk = func(n *yaml.Node) {
-		present[n] = true
+	var find func(*yaml.Node)
+	find = func(n *yaml.Node) {
 		if n.Kind == yaml.AliasNode {
 			aliases = append(aliases, n)
 			return
 		}
+		for _, c := range n.Content {
+			find(c)
+		}
+	}
+	find(n)
+	if len(aliases) == 0 {
+		return nil // nearly every document: no set of its nodes to build
+	}
+	present := map[*yaml.Node]bool{}
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		present[n] = true
 		for _, c := range n.Content {
 			walk(c)
 		}
