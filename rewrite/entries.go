@@ -29,8 +29,8 @@ var (
 // encoder reproduces it, then the edit) was most of migrate's time on
 // GPU-dense input. Each replaced entry is checked the same way, locally:
 // its old value must encode to its old lines. ok is false, and the caller
-// takes the whole-document path, for anything else: comments, CRLF, an
-// indent other than 2 spaces, a
+// takes the whole-document path, for anything else: comments on what the
+// edit removes or moves, CRLF, an indent other than 2 spaces, a
 // key sharing its line with a sequence's "- ", flow style, blank lines
 // that no encoding gives, keys in a new order.
 func spliceEntries(content []byte, before, after *yaml.Node, st style) ([]byte, bool) {
@@ -38,7 +38,7 @@ func spliceEntries(content []byte, before, after *yaml.Node, st style) ([]byte, 
 	// from the item's dash, not from its first key: only at 2 spaces are
 	// the two the same column, so only there is its encoding of an entry
 	// the same at any depth.
-	if st.indent != 2 || len(content) == 0 || content[len(content)-1] != '\n' || bytes.IndexByte(content, '#') >= 0 || bytes.IndexByte(content, '\r') >= 0 {
+	if st.indent != 2 || len(content) == 0 || content[len(content)-1] != '\n' || bytes.IndexByte(content, '\r') >= 0 {
 		return nil, false
 	}
 	if before.Kind != yaml.DocumentNode || after.Kind != yaml.DocumentNode || len(before.Content) != 1 || len(after.Content) != 1 {
@@ -52,7 +52,7 @@ func spliceEntries(content []byte, before, after *yaml.Node, st style) ([]byte, 
 	s.lines = s.lines[:len(s.lines)-1] // the empty piece after the last "\n"
 	// Node lines are the file's; the document's first key is on its first
 	// line that is not blank.
-	first := slices.IndexFunc(s.lines, func(l []byte) bool { return len(bytes.TrimSpace(l)) > 0 })
+	first := slices.IndexFunc(s.lines, func(l []byte) bool { return !blankOrComment(l) })
 	if first < 0 {
 		return nil, false
 	}
@@ -60,7 +60,7 @@ func spliceEntries(content []byte, before, after *yaml.Node, st style) ([]byte, 
 	if !s.keyAt(bm.Content[0]) {
 		return nil, false
 	}
-	if !s.mapping(bm, am, len(s.lines)-1) || len(s.edits) == 0 {
+	if !s.mapping(bm, am, s.trim(len(s.lines)-1)) || len(s.edits) == 0 {
 		return nil, false
 	}
 	var out []byte
@@ -97,6 +97,22 @@ type lineEdit struct {
 
 func (s *entrySplicer) line(n *yaml.Node) int { return n.Line - 1 - s.delta }
 
+// trim is the last line up to last that is neither blank nor a comment:
+// the comment lines above a key are its own (they stay with it), and
+// blank lines are the text's (they stay where they are).
+func (s *entrySplicer) trim(last int) int {
+	for last > 0 && last < len(s.lines) && blankOrComment(s.lines[last]) {
+		last--
+	}
+	return last
+}
+
+// blankOrComment reports whether a line holds only spaces or a comment.
+func blankOrComment(l []byte) bool {
+	t := bytes.TrimSpace(l)
+	return len(t) == 0 || t[0] == '#'
+}
+
 // keyAt reports whether a plain key is where its node says, first on its
 // line: its entry's lines can be replaced or dropped whole.
 func (s *entrySplicer) keyAt(k *yaml.Node) bool {
@@ -131,10 +147,17 @@ func (s *entrySplicer) mapping(b, a *yaml.Node, end int) bool {
 		}
 		last := end
 		if i+2 < len(b.Content) {
-			last = s.line(b.Content[i+2]) - 1
+			last = s.trim(s.line(b.Content[i+2]) - 1)
 		}
 		j, kept := at[k.Value]
 		if !kept {
+			// A removed entry's comments go with it only when the edit
+			// moved them (the whole-document path places them).
+			for _, l := range s.lines[s.line(k) : last+1] {
+				if bytes.IndexByte(l, '#') >= 0 {
+					return false
+				}
+			}
 			s.edits = append(s.edits, lineEdit{from: s.line(k), to: last})
 			continue
 		}
@@ -208,7 +231,7 @@ func (s *entrySplicer) sequence(b, a *yaml.Node, end int) bool {
 		}
 		last := end
 		if i+1 < len(b.Content) {
-			last = s.line(b.Content[i+1]) - 1
+			last = s.trim(s.line(b.Content[i+1]) - 1)
 		}
 		// The first key shares the dash's line: it must be kept as it is.
 		if ai.Kind != yaml.MappingNode || len(ai.Content) < 2 || !identical(bi.Content[0], ai.Content[0]) || !identical(bi.Content[1], ai.Content[1]) {

@@ -59,7 +59,7 @@ func TestEntrySpliceIsWholeDocument(t *testing.T) {
 				} else if kg, kw := keptLines(orig, got), keptLines(orig, want); kg < kw {
 					t.Errorf("%s: the entry splice keeps %d original lines, the whole-document path %d:\n%s", rel, kg, kw, lineDiff(want, got))
 				} else {
-					t.Logf("%s: the entry splice keeps %d original lines, the whole-document path %d", rel, kg, kw)
+					t.Logf("%s: the entry splice keeps %d original lines, the whole-document path %d:\n%s", rel, kg, kw, lineDiff(want, got))
 					differ++
 				}
 				return nil
