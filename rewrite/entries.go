@@ -173,6 +173,9 @@ func (s *entrySplicer) mapping(b, a *yaml.Node, end int) bool {
 		// New entries, after the last one: encoded as a mapping of their
 		// own at the mapping's column.
 		add := &yaml.Node{Kind: yaml.MappingNode, Content: a.Content[next:]}
+		if len(comments(add, nil)) > 0 {
+			return false // comments the edit moved: they are still in the text
+		}
 		text, ok := s.encode(add, col)
 		if !ok {
 			return false
@@ -194,7 +197,12 @@ func (s *entrySplicer) value(k, bv, av *yaml.Node, last int) bool {
 		return s.sequence(bv, av, last)
 	}
 	// Anything else: the entry's lines, checked against the encoding of
-	// its old value, replaced by the encoding of the new one.
+	// its old value, replaced by the encoding of the new one, which must
+	// hold the same comments (one the edit moved in is still in the text
+	// where it was).
+	if !slices.Equal(comments(bv, nil), comments(av, nil)) {
+		return false
+	}
 	col := k.Column - 1
 	old, ok := s.encode(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, bv}}, col)
 	if !ok || !bytes.Equal(old, bytes.Join(s.lines[s.line(k):last+1], nil)) {
@@ -243,6 +251,9 @@ func (s *entrySplicer) sequence(b, a *yaml.Node, end int) bool {
 	}
 	if len(a.Content) > len(b.Content) {
 		add := &yaml.Node{Kind: yaml.SequenceNode, Content: a.Content[len(b.Content):]}
+		if len(comments(add, nil)) > 0 {
+			return false
+		}
 		text, ok := s.encode(add, dash)
 		if !ok {
 			return false
@@ -293,6 +304,19 @@ func (s *entrySplicer) encode(n *yaml.Node, col int) ([]byte, bool) {
 		out = append(out, l...)
 	}
 	return out, true
+}
+
+// comments appends the comments of a tree, in order.
+func comments(n *yaml.Node, out []string) []string {
+	for _, c := range []string{n.HeadComment, n.LineComment, n.FootComment} {
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	for _, c := range n.Content {
+		out = comments(c, out)
+	}
+	return out
 }
 
 // identical compares two trees as they encode: kinds, tags, values,

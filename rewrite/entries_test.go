@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -54,7 +55,9 @@ func TestEntrySpliceIsWholeDocument(t *testing.T) {
 				// by 4), the entry splice keeps them: the same data, and
 				// never fewer of the original lines.
 				orig, _ := os.ReadFile(filepath.Join(root, rel))
-				if !sameData(t, got, want) {
+				if cg, cw := commentTexts(got), commentTexts(want); !maps.Equal(cg, cw) {
+					t.Errorf("%s: the entry splice writes comments %v, the whole-document path %v:\n%s", rel, cg, cw, lineDiff(want, got))
+				} else if !sameData(t, got, want) {
 					t.Errorf("%s: the entry splice and the whole-document path mean different things:\n%s", rel, lineDiff(want, got))
 				} else if kg, kw := keptLines(orig, got), keptLines(orig, want); kg < kw {
 					t.Errorf("%s: the entry splice keeps %d original lines, the whole-document path %d:\n%s", rel, kg, kw, lineDiff(want, got))
@@ -125,4 +128,16 @@ func keptLines(orig, out []byte) int {
 		}
 	}
 	return n
+}
+
+// commentTexts counts the comments of a text, trailing ones too (each
+// from its '#' to the end of its line, trimmed).
+func commentTexts(b []byte) map[string]int {
+	out := map[string]int{}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if i := bytes.Index(l, []byte("#")); i >= 0 {
+			out[string(bytes.TrimSpace(l[i:]))]++
+		}
+	}
+	return out
 }
