@@ -128,7 +128,7 @@ func (s *entrySplicer) keyAt(k *yaml.Node) bool {
 // last line is end.
 func (s *entrySplicer) mapping(b, a *yaml.Node, end int) bool {
 	// An emptied mapping encodes as {}: its entry is replaced whole.
-	if a.Kind != yaml.MappingNode || a.Style != b.Style || a.Tag != b.Tag || a.Anchor != b.Anchor || len(b.Content) == 0 || len(a.Content) == 0 || len(b.Content)%2 != 0 {
+	if a.Kind != yaml.MappingNode || a.Style != b.Style || a.Tag != b.Tag || a.Anchor != b.Anchor || !sameComments(a, b) || len(b.Content) == 0 || len(a.Content) == 0 || len(b.Content)%2 != 0 {
 		return false
 	}
 	col := b.Content[0].Column - 1
@@ -220,6 +220,9 @@ func (s *entrySplicer) value(k, bv, av *yaml.Node, last int) bool {
 // a mapping spliced in place or left as it was, then new ones), whose
 // last line is end.
 func (s *entrySplicer) sequence(b, a *yaml.Node, end int) bool {
+	if !sameComments(a, b) {
+		return false
+	}
 	// The dash is two columns before an item's first key or value.
 	dash := b.Content[0].Column - 3
 	for i, bi := range b.Content {
@@ -273,7 +276,7 @@ func (s *entrySplicer) mappingAfterFirst(b, a *yaml.Node, end int) bool {
 	}
 	rb := &yaml.Node{Kind: yaml.MappingNode, Tag: b.Tag, Content: b.Content[2:]}
 	ra := &yaml.Node{Kind: yaml.MappingNode, Tag: a.Tag, Content: a.Content[2:]}
-	if b.Anchor != a.Anchor || b.Style != a.Style {
+	if b.Anchor != a.Anchor || b.Style != a.Style || !sameComments(a, b) {
 		return false
 	}
 	if len(ra.Content) == 0 {
@@ -304,6 +307,12 @@ func (s *entrySplicer) encode(n *yaml.Node, col int) ([]byte, bool) {
 		out = append(out, l...)
 	}
 	return out, true
+}
+
+// sameComments reports whether two nodes carry the same comments of their
+// own (their children's are compared where they are spliced).
+func sameComments(a, b *yaml.Node) bool {
+	return a.HeadComment == b.HeadComment && a.LineComment == b.LineComment && a.FootComment == b.FootComment
 }
 
 // comments appends the comments of a tree, in order.
