@@ -102,8 +102,10 @@ func checkNodeConflict(e *env) []Finding {
 	groups := map[key][]string{}
 	evidence := map[key][]string{}
 	// host: pools where a node shows the conflict with no plugin or driver
-	// pod at all (host services, e.g. Bottlerocket's).
+	// pod at all (host services, e.g. Bottlerocket's); first: the first
+	// node of each, whose image decides the remediation.
 	host := map[key]bool{}
+	first := map[key]cluster.Node{}
 	for _, n := range e.f.Nodes {
 		for fam, pev := range e.plugin[n.Name] {
 			dev, ok := e.dra[n.Name][fam]
@@ -114,6 +116,7 @@ func checkNodeConflict(e *env) []Finding {
 			groups[k] = append(groups[k], n.Name)
 			if len(evidence[k]) == 0 {
 				evidence[k] = []string{n.Name + ": " + strings.Join(pev, ", ") + " and " + strings.Join(dev, ", ")}
+				first[k] = n
 			}
 			if !slices.ContainsFunc(slices.Concat(pev, dev), func(s string) bool { return strings.HasPrefix(s, "pod ") }) {
 				host[k] = true
@@ -127,24 +130,60 @@ func checkNodeConflict(e *env) []Finding {
 			Fix:     "grant list on pods in all namespaces (docs/rbac.yaml), or audit without -n"})
 	}
 	for k, nodes := range groups {
-		out = append(out, Finding{Pool: k.pool, Objects: nodeRefs(nodes),
-			Message: fmt.Sprintf("pool %s: a device plugin and a DRA driver both serve %s devices on %d node(s): %s (%s)",
-				k.pool, k.family, len(nodes), list(nodes), evidence[k][0]),
-			Fix: "keep one mechanism per node: disable the device plugin on these nodes (label or nodeSelector) before the DRA driver runs there"})
+		n := first[k]
+		msg := fmt.Sprintf("pool %s: a device plugin and a DRA driver both serve %s devices on %d node(s): %s (%s)",
+			k.pool, k.family, len(nodes), list(nodes), evidence[k][0])
+		if img := n.Image(); img != "" {
+			msg += "; node image " + img
+		}
 		if host[k] {
-			f := &out[len(out)-1]
-			if podsRead {
-				f.Message += "; no plugin or driver pod runs there: both are host services of the node image"
-			} else {
-				f.Message += "; pods were not read: if no plugin or driver pod runs there, both are host services of the node image"
-			}
-			f.Fix = "disable the node image's device plugin on these nodes (Bottlerocket: settings.kubelet-device-plugins.nvidia.enabled=false), or its DRA driver (settings.kubelet-dra-drivers.nvidia.enabled=false)"
-			if !podsRead {
-				f.Fix = "keep one mechanism per node: disable the device plugin on these nodes (its DaemonSet's nodeSelector, or the node image's settings: Bottlerocket settings.kubelet-device-plugins.nvidia.enabled=false), or the DRA driver"
+			switch {
+			case !podsRead:
+				msg += "; pods were not read: if no plugin or driver pod runs there, both are host services of the node image"
+			case hostServices(n):
+				msg += "; no plugin or driver pod runs there: both are host services of the node image"
+			default:
+				msg += "; no plugin or driver pod runs there, and this node image runs neither as a host service"
 			}
 		}
+		out = append(out, Finding{Pool: k.pool, Objects: nodeRefs(nodes), Message: msg,
+			Fix: conflictFix(n, k.family, host[k], podsRead)})
 	}
 	return out
+}
+
+// hostServices reports whether the node's image can run a device plugin
+// and a DRA driver as host services (dra.md §6.1, §7.1, §7.3): Bottlerocket
+// and AKS managed GPU nodes.
+func hostServices(n cluster.Node) bool {
+	return n.Image() == cluster.ImageBottlerocket || n.Provider == "aks"
+}
+
+// conflictFix is how to keep one mechanism per node, for the node's image
+// (dra.md §6.1, §7): its own settings where the image runs them, the
+// DaemonSets' placement where they are pods.
+func conflictFix(n cluster.Node, family string, host, podsRead bool) string {
+	const daemonSet = "keep the device plugin's DaemonSet off these nodes (a nodeAffinity NotIn on a label the DRA nodes carry; with the GPU Operator, label them nvidia.com/gpu.deploy.device-plugin=false), or the DRA driver's off the plugin's nodes"
+	nvidia := family == "nvidia"
+	switch {
+	case n.Image() == cluster.ImageAutoMode:
+		return "EKS Auto Mode runs the NVIDIA DRA driver in its node runtime (Kubernetes 1.36+) and must not also run a device plugin: keep your device-plugin DaemonSet off Auto Mode nodes (nodeAffinity eks.amazonaws.com/compute-type NotIn [auto]), and run what needs the plugin on a managed node group"
+	case n.Image() == cluster.ImageBottlerocket && nvidia:
+		return "disable the node image's device plugin on these nodes (Bottlerocket: settings.kubelet-device-plugins.nvidia.enabled=false, which also lets its DRA unit start), or its DRA driver (settings.kubelet-dra-drivers.nvidia.enabled=false)"
+	case n.Image() == cluster.ImageBottlerocket:
+		return "Bottlerocket runs its device plugins as host services: turn this family's off in the node's settings (settings.kubelet-device-plugins), or keep the DRA driver off these nodes"
+	case n.Provider == "gke" && nvidia:
+		return "GKE runs the NVIDIA device plugin on its GPU node pools: run DRA on a node pool created with gpu-driver-version=disabled in --accelerator and the node label gke-no-default-nvidia-gpu-device-plugin=true, or keep the DRA driver off this pool"
+	case n.Provider == "aks" && nvidia:
+		return "AKS managed GPU nodes run the device plugin and the NVIDIA DRA driver as host services (nvidia-device-plugin, dra-driver-nvidia-gpu): set the agent pool to one GPU mode; switching modes can leave both enabled (Azure/AgentBaker#8797), so check both services on the node"
+	case host && podsRead:
+		img := n.Image()
+		if img == "" {
+			img = "the node image"
+		}
+		return "no pod advertises these devices, and " + img + " runs no device plugin as a host service: find what registers them with the kubelet (a plugin run outside Kubernetes, a static pod), stop it, then " + daemonSet
+	}
+	return daemonSet
 }
 
 // checkDaemonSetOverlap evaluates each device-plugin DaemonSet against each

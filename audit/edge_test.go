@@ -171,3 +171,99 @@ spec:
 		})
 	}
 }
+
+// The node-conflict remediation fits the node image audit sees (issue 26):
+// Bottlerocket's settings only on Bottlerocket, Auto Mode's runtime, GKE's
+// node-pool label, AKS's GPU mode, and on AL2023, AL2, Ubuntu and COS (whose
+// plugin and driver are pods) the DaemonSets' placement; a conflict with no
+// pod on an image without host services says that something else
+// registers the devices.
+func TestNodeConflictFixPerImage(t *testing.T) {
+	node := func(labels, osImage string) string {
+		return `apiVersion: v1
+kind: Node
+metadata: {name: gpu-1, labels: {` + labels + `}}
+status:
+  allocatable: {nvidia.com/gpu: "4"}
+  nodeInfo: {osImage: "` + osImage + `", kubeletVersion: v1.37.2}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-1-gpu}
+spec: {driver: gpu.nvidia.com, nodeName: gpu-1, pool: {name: gpu-1, generation: 1, resourceSliceCount: 1}, devices: [{name: gpu-0}]}
+`
+	}
+	// The plugin and the driver as pods on the node.
+	pods := `---
+apiVersion: v1
+kind: Pod
+metadata: {name: nvidia-device-plugin-x, namespace: kube-system}
+spec: {nodeName: gpu-1, containers: [{name: p, image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nvidia-dra-driver-gpu-kubelet-plugin-x, namespace: nvidia-dra-driver-gpu}
+spec: {nodeName: gpu-1, containers: [{name: p, image: nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0}]}
+`
+	other := "---\napiVersion: v1\nkind: Pod\nmetadata: {name: coredns, namespace: kube-system}\nspec: {nodeName: gpu-1, containers: [{name: c, image: coredns}]}\n"
+	for _, tc := range []struct {
+		name, dump string
+		msg, fix   []string
+		notFix     []string
+		notMsg     []string
+	}{
+		{"AL2023 with pods", node("eks.amazonaws.com/nodegroup: gpu", "Amazon Linux 2023.6.20250115") + pods,
+			[]string{"node image AL2023"}, []string{"DaemonSet off these nodes"}, []string{"Bottlerocket", "settings."}, nil},
+		{"AL2 with pods", node("eks.amazonaws.com/nodegroup: gpu", "Amazon Linux 2") + pods,
+			[]string{"node image AL2"}, []string{"nvidia.com/gpu.deploy.device-plugin=false"}, []string{"Bottlerocket"}, []string{"AL2023"}},
+		{"AL2023, no pod for either", node("eks.amazonaws.com/nodegroup: gpu", "Amazon Linux 2023.6.20250115") + other,
+			[]string{"runs neither as a host service"}, []string{"AL2023 runs no device plugin as a host service", "registers them"}, []string{"Bottlerocket"}, nil},
+		{"Ubuntu with pods", node("", "Ubuntu 22.04.4 LTS") + pods,
+			[]string{"node image Ubuntu"}, []string{"DaemonSet off these nodes"}, []string{"Bottlerocket", "GKE"}, nil},
+		{"GKE COS with pods", node("cloud.google.com/gke-nodepool: gpu", "Container-Optimized OS from Google") + pods,
+			[]string{"node image Container-Optimized OS"}, []string{"gke-no-default-nvidia-gpu-device-plugin=true", "gpu-driver-version=disabled"}, []string{"Bottlerocket"}, nil},
+		{"EKS Auto Mode", node("eks.amazonaws.com/compute-type: auto", "Bottlerocket (EKS Auto, Standard) 2025.1.1") + other,
+			[]string{"node image EKS Auto Mode"}, []string{"eks.amazonaws.com/compute-type NotIn [auto]"}, []string{"settings.kubelet"}, nil},
+		{"Bottlerocket host services", node("eks.amazonaws.com/nodegroup: br", "Bottlerocket OS 1.50.0 (aws-k8s-1.37-nvidia)") + other,
+			[]string{"both are host services"}, []string{"settings.kubelet-device-plugins.nvidia.enabled=false"}, nil, nil},
+		{"AKS host services", node("kubernetes.azure.com/agentpool: gpu", "Ubuntu 22.04.5 LTS") + other,
+			[]string{"both are host services"}, []string{"dra-driver-nvidia-gpu", "GPU mode"}, []string{"Bottlerocket"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := cluster.ReadDump(strings.NewReader(tc.dump), cluster.Scope{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := audit.Run(f, audit.Options{Resolver: rules.Default()})
+			var conflict *audit.Finding
+			for i, it := range r.Items {
+				if it.Check == audit.CheckNodeConflict {
+					conflict = &r.Items[i]
+				}
+			}
+			if conflict == nil || conflict.Severity != audit.Error || !strings.Contains(conflict.Message, "gpu-1") {
+				t.Fatalf("node-conflict: %+v", conflict)
+			}
+			for _, w := range tc.msg {
+				if !strings.Contains(conflict.Message, w) {
+					t.Errorf("message %q lacks %q", conflict.Message, w)
+				}
+			}
+			for _, w := range tc.fix {
+				if !strings.Contains(conflict.Fix, w) {
+					t.Errorf("fix %q lacks %q", conflict.Fix, w)
+				}
+			}
+			for _, w := range tc.notMsg {
+				if strings.Contains(conflict.Message, w) {
+					t.Errorf("message %q names %q", conflict.Message, w)
+				}
+			}
+			for _, w := range tc.notFix {
+				if strings.Contains(conflict.Fix, w) {
+					t.Errorf("fix %q names %q", conflict.Fix, w)
+				}
+			}
+		})
+	}
+}

@@ -220,3 +220,38 @@ func featureDiscovery(spec *corev1.PodSpec, name string) bool {
 	}
 	return false
 }
+
+// Node images whose device plugin and DRA driver are run differently
+// (Node.Image).
+const (
+	ImageAutoMode     = "EKS Auto Mode"
+	ImageBottlerocket = "Bottlerocket"
+	ImageAL2023       = "AL2023"
+	ImageAL2          = "AL2"
+	ImageCOS          = "Container-Optimized OS"
+	ImageUbuntu       = "Ubuntu"
+)
+
+// Image is the node's image, as far as it decides where a device plugin
+// and a DRA driver run: EKS Auto Mode (its own node runtime), Bottlerocket
+// and AKS managed GPU nodes (both host services), AL2023, AL2, Ubuntu and
+// COS (both pods, GKE's plugin managed by GKE); "" when the OS image says
+// none of these.
+func (n Node) Image() string {
+	os := strings.ToLower(n.OSImage)
+	switch {
+	case n.EKSAutoMode:
+		return ImageAutoMode
+	case n.Bottlerocket:
+		return ImageBottlerocket
+	case strings.Contains(os, "amazon linux 2023"):
+		return ImageAL2023
+	case strings.Contains(os, "amazon linux 2"):
+		return ImageAL2
+	case strings.Contains(os, "container-optimized os"):
+		return ImageCOS
+	case strings.Contains(os, "ubuntu"):
+		return ImageUbuntu
+	}
+	return ""
+}
