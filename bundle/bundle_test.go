@@ -11,10 +11,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubedra/kubedra/config"
 	"github.com/kubedra/kubedra/internal/golden"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/cluster"
@@ -503,5 +505,53 @@ func TestExclusionPlacement(t *testing.T) {
 	n.Labels = map[string]string{ModeLabel: ModeDRA}
 	if runs(ds, n) {
 		t.Error("NotIn [dra] lets the plugin onto a labelled node")
+	}
+}
+
+// Step 7's migrate moves only the kit's family (issue 26): the kit's
+// migrate.kubedra.yaml, read by kubedra's own config loader, ignores EFA
+// (and every other catalogue family) and not NVIDIA's requests; PLAN.md
+// passes it to migrate, and nodes that also advertise EFA are named with
+// the kit that moves it.
+func TestMigrateConfigLeavesOtherFamilies(t *testing.T) {
+	facts := readFacts(t, "nvidia-cluster.yaml")
+	efaNodes := 0
+	for i := range facts.Nodes {
+		n := &facts.Nodes[i]
+		if _, ok := n.Status.Allocatable["nvidia.com/gpu"]; ok {
+			n.Status.Allocatable["vpc.amazonaws.com/efa"] = resource.MustParse("4")
+			efaNodes++
+		}
+	}
+	if efaNodes == 0 {
+		t.Fatal("no GPU node in the facts")
+	}
+	res, err := Generate(Options{Driver: mustDriver(t, "nvidia"), Target: rules.Version{Major: 1, Minor: 34}, Strategy: StrategyClaims, Facts: facts, Out: "cutover"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Tree["PLAN.md"]), "kubedra migrate --config cutover/"+MigrateConfigFile+" ") {
+		t.Errorf("PLAN.md's step 7 does not pass %s", MigrateConfigFile)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(d inventory.Diagnostic) bool {
+		return strings.Contains(d.Message, "also advertise efa (vpc.amazonaws.com/efa)") && strings.Contains(d.Message, "kubedra bundle --driver efa")
+	}) {
+		t.Errorf("no warning names the EFA devices of the GPU nodes: %+v", res.Warnings)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, MigrateConfigFile)
+	if err := os.WriteFile(path, res.Tree[MigrateConfigFile], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig := cfg.Ignores(dir)
+	for res, ignored := range map[string]bool{"vpc.amazonaws.com/efa": true, "aws.amazon.com/neuron": true, "amd.com/gpu": true, "nvidia.com/gpu": false, "nvidia.com/mig-1g.10gb": false} {
+		f := inventory.Finding{Resource: res, Kind: "Pod", Name: "p", Namespace: "ml"}
+		if got := ig.Reason(f); (got != "") != ignored {
+			t.Errorf("%s: ignore reason %q, want ignored %v", res, got, ignored)
+		}
 	}
 }

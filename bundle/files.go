@@ -349,3 +349,64 @@ func labelList(m map[string]string) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// MigrateConfigFile is the kit's kubedra configuration for step 7: its
+// `ignore:` entries leave the requests of every other family of the
+// catalogue as they are, so that the migrate of step 7 moves only what
+// this kit installs a driver for (a pod asking for GPUs and EFA keeps its
+// EFA on the EFA device plugin until the EFA kit runs).
+const MigrateConfigFile = "migrate.kubedra.yaml"
+
+// migrateConfig writes MigrateConfigFile (strategy claims: the only one
+// with a migrate step), and warns when the family's nodes also advertise
+// another family's devices.
+func (g *generator) migrateConfig() error {
+	if g.Strategy != StrategyClaims {
+		return nil
+	}
+	cat, err := Catalogue()
+	if err != nil {
+		return err
+	}
+	type ignore struct {
+		Resource string `json:"resource"`
+		Reason   string `json:"reason"`
+	}
+	var ignores []ignore
+	var others []Driver
+	seen := map[string]bool{}
+	for _, d := range cat {
+		if d.Family == g.d.Family || d.Family == "example" {
+			continue
+		}
+		others = append(others, d)
+		for _, r := range d.Resources {
+			if seen[r] {
+				continue
+			}
+			seen[r] = true
+			ignores = append(ignores, ignore{Resource: r,
+				Reason: fmt.Sprintf("no %s driver in this %s kit; use kubedra bundle --driver %s", d.Family, g.d.Name, d.Name)})
+		}
+	}
+	if g.Facts != nil {
+		also := map[string]bool{}
+		for _, n := range g.familyNodes() {
+			for r, q := range n.Status.Allocatable {
+				for _, d := range others {
+					if !q.IsZero() && d.servesResource(string(r)) {
+						also[d.Name+" ("+string(r)+")"] = true
+					}
+				}
+			}
+		}
+		for _, o := range slices.Sorted(maps.Keys(also)) {
+			name := strings.SplitN(o, " ", 2)[0]
+			g.warnf(RuleDriver, "the %s nodes also advertise %s: step 7 leaves those requests on their device plugin (%s); move them with their own kit, kubedra bundle --driver %s, after this one", g.d.Family, o, MigrateConfigFile, name)
+		}
+	}
+	return g.put(MigrateConfigFile, "kubedra configuration for step 7 of PLAN.md (kubedra migrate --config "+MigrateConfigFile+"):\nthe requests of device families this kit installs no driver for are left as they are.",
+		struct {
+			Ignore []ignore `json:"ignore"`
+		}{ignores})
+}

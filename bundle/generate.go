@@ -203,6 +203,9 @@ func Generate(opts Options) (*Result, error) {
 	if err := g.quota(); err != nil {
 		return nil, err
 	}
+	if err := g.migrateConfig(); err != nil {
+		return nil, err
+	}
 	mb, err := yaml.Marshal(g.man)
 	if err != nil {
 		return nil, err

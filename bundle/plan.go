@@ -237,8 +237,8 @@ func (p *planDoc) rollout(first bool) {
 		p.w("Rollback: nothing to undo; pods go back to the plugin when step 4 is rolled back and they are recreated.\n\n")
 		return
 	}
-	p.w("Rewrite the workloads meant for this pool to ResourceClaims and apply them. `MANIFESTS.yaml` holds them as one stream (e.g. `kustomize build overlays/prod > MANIFESTS.yaml`); `kubedra migrate -` reads it on stdin and writes the migrated stream, not a diff, to stdout:\n\n")
-	p.code("kubedra migrate --target-version " + g.Target.String() + " - < MANIFESTS.yaml | kubectl apply --server-side -f -")
+	p.w("Rewrite the workloads meant for this pool to ResourceClaims and apply them. `MANIFESTS.yaml` holds them as one stream (e.g. `kustomize build overlays/prod > MANIFESTS.yaml`); `kubedra migrate -` reads it on stdin and writes the migrated stream, not a diff, to stdout. `%s` leaves the requests of the other device families (%s) as they are: this kit installs no driver for them, and they stay on their device plugins until their own kit runs.\n\n", MigrateConfigFile, g.otherFamilies())
+	p.code("kubedra migrate --config " + p.path(MigrateConfigFile) + " --target-version " + g.Target.String() + " - < MANIFESTS.yaml | kubectl apply --server-side -f -")
 	p.w("Rollback: `kubectl apply --server-side -f MANIFESTS.yaml` (the original manifests again).\n\n")
 }
 
@@ -271,6 +271,8 @@ func describe(f string) string {
 		return "phase 2: Helm values"
 	case strings.HasPrefix(f, dirPhase2+"/"):
 		return "phase 2: driver install"
+	case f == MigrateConfigFile:
+		return "step 7: migrate's configuration (the other device families left as they are)"
 	case strings.HasPrefix(f, dirQuota+"/"):
 		return "quota keys for DRA devices"
 	}
@@ -293,4 +295,16 @@ func classNames(g *generator) string {
 		out = append(out, c.Name)
 	}
 	return strings.Join(out, " ")
+}
+
+// otherFamilies lists the catalogue's families other than the kit's.
+func (g *generator) otherFamilies() string {
+	cat, _ := Catalogue()
+	var fams []string
+	for _, d := range cat {
+		if d.Family != g.d.Family && d.Family != "example" && !slices.Contains(fams, d.Family) {
+			fams = append(fams, d.Family)
+		}
+	}
+	return strings.Join(fams, ", ")
 }
