@@ -35,7 +35,8 @@ func NewCmdFn(streams IOStreams) *cobra.Command {
 			follow their workloads, item annotations are kept) and report what stays
 			on device plugins as warning results; it never fails the build.
 
-			functionConfig fields (top level, under spec:, or a ConfigMap's data:):
+			functionConfig fields (top level, under spec:, or a ConfigMap's data:,
+			not both spec and data):
 			mode (check or migrate), failOn (any, lossy, unmapped), targetVersion,
 			rules, and for migrate strategy, allowLossy, share, keepNodeSelectors.
 			An unknown field is an error.
