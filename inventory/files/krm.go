@@ -39,13 +39,14 @@ func IsResourceList(head []byte) bool {
 
 // Items are a ResourceList's items as Documents, each at the file and
 // index that kustomize, kpt or kio put in its annotations ("" and its
-// position in the list when there are none).
-func Items(items []*yaml.RNode) []*inventory.Document {
+// position among the items when there are none); first is the position of
+// the first (items given a batch at a time).
+func Items(items []*yaml.RNode, first int) []*inventory.Document {
 	docs := make([]*inventory.Document, len(items))
 	for i, item := range items {
 		a := item.GetAnnotations()
 		path := cmp.Or(a[kioutil.PathAnnotation], a[kioutil.LegacyPathAnnotation])
-		idx := i
+		idx := first + i
 		if n, err := strconv.Atoi(cmp.Or(a[kioutil.IndexAnnotation], a[kioutil.LegacyIndexAnnotation])); err == nil {
 			idx = n
 		}
@@ -82,7 +83,7 @@ func (m MalformedItem) Error() string {
 // ResourceList at all: empty, not YAML, aliases beyond Kubernetes' bound,
 // another kind, items that are not a list. Errors name the line.
 func ParseResourceList(data []byte) (*ResourceList, error) {
-	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	data = lf(data)
 	root, err := resourceListRoot(data)
 	if err != nil {
 		return nil, err
@@ -97,6 +98,14 @@ func ParseResourceList(data []byte) (*ResourceList, error) {
 	}
 	rl.add(items.Value.Content(), 0)
 	return rl, nil
+}
+
+// lf is data with CRLF read as LF, as kyaml's framework reads stdin.
+func lf(data []byte) []byte {
+	if !bytes.Contains(data, []byte("\r\n")) {
+		return data
+	}
+	return bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 }
 
 // resourceListRoot parses data (LF lines) as one document whose root is a
@@ -180,7 +189,7 @@ func (t *ItemsText) Text(from, to int) []byte { return t.data[t.starts[from]:t.s
 // not parse. An item that does not parse alone (an alias, a string
 // running into the next item) is found by Parse.
 func SplitResourceList(data []byte) (*ItemsText, bool) {
-	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	data = lf(data)
 	if inventory.YAMLLines(data) != nil {
 		return nil, false
 	}

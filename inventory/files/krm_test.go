@@ -4,45 +4,32 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubedra/kubedra/internal/krmtest"
 )
 
 // resourceLists are ResourceLists made of the rewrite goldens' and the
-// shared corpus's documents as kio.ByteWriter writes them (items at column
-// 0), each also with its items two columns in, as a hand-written list has
+// shared corpus's documents as kustomize writes them (items at column 0),
+// each also with its items two columns in, as a hand-written list has
 // them.
 func resourceLists(t *testing.T) map[string][]byte {
 	t.Helper()
-	paths, _ := filepath.Glob("../../rewrite/testdata/*/input.yaml")
-	corpus, _ := filepath.Glob("../../../shared/corpus/dev/*/*.yaml")
-	paths = append(paths, corpus...)
 	fc := yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  mode: check # why\n")
 	out := map[string][]byte{}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
-		if err != nil || len(nodes) == 0 {
+	for p, nodes := range krmtest.Documents(t, "../..", false) {
+		list := krmtest.List(nodes, fc)
+		if list == nil {
 			continue
 		}
-		var b bytes.Buffer
-		w := kio.ByteWriter{Writer: &b, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion, FunctionConfig: fc}
-		if err := w.Write(nodes); err != nil {
-			continue
-		}
-		out[p] = b.Bytes()
+		out[p] = list
 		// The same list with its items two columns in.
 		var in bytes.Buffer
 		inside := false
-		for _, l := range strings.SplitAfter(b.String(), "\n") {
+		for _, l := range strings.SplitAfter(string(list), "\n") {
 			switch {
 			case l == "items:\n":
 				inside = true
@@ -54,9 +41,6 @@ func resourceLists(t *testing.T) map[string][]byte {
 			in.WriteString(l)
 		}
 		out[p+" (indented)"] = in.Bytes()
-	}
-	if len(out) < 40 {
-		t.Fatalf("only %d lists", len(out))
 	}
 	return out
 }
