@@ -64,14 +64,39 @@ func kubedraBinary(b *testing.B) string {
 
 // run runs the binary and returns its wall time, peak RSS in MB, stdout
 // and exit code.
+func run(b *testing.B, args ...string) (time.Duration, float64, []byte, int) {
+	b.Helper()
+	p := measure(b, exec.Command(kubedraBinary(b), args...), "")
+	return p.wall, p.rss, p.out, p.code
+}
+
+// process is what measure saw of one process: its wall time, CPU time
+// (user and system), peak RSS in MB, stdout and exit code.
+type process struct {
+	wall, cpu time.Duration
+	rss       float64
+	out       []byte
+	code      int
+}
+
+// measure runs cmd, its stdin the file stdin when it is not "", stderr
+// discarded.
 //
 // The peak is VmHWM from /proc/<pid>/status, polled while the child runs:
 // the child's rusage Maxrss cannot be used, because Go starts children with
 // vfork semantics and Linux folds the parent's (this benchmark's, hundreds
-// of MB) high-water mark into the child's at exec.
-func run(b *testing.B, args ...string) (time.Duration, float64, []byte, int) {
+// of MB) high-water mark into the child's at exec. Its CPU times are its
+// own.
+func measure(b *testing.B, cmd *exec.Cmd, stdin string) process {
 	b.Helper()
-	cmd := exec.Command(kubedraBinary(b), args...)
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = io.Discard
@@ -106,7 +131,8 @@ func run(b *testing.B, args ...string) (time.Duration, float64, []byte, int) {
 	if err != nil && cmd.ProcessState == nil {
 		b.Fatal(err)
 	}
-	return wall, float64(hwm.Load()) / 1024, out.Bytes(), cmd.ProcessState.ExitCode()
+	ps := cmd.ProcessState
+	return process{wall: wall, cpu: ps.UserTime() + ps.SystemTime(), rss: float64(hwm.Load()) / 1024, out: out.Bytes(), code: ps.ExitCode()}
 }
 
 // baseline reads and parses every file with kyaml on one goroutine: what a
