@@ -200,9 +200,10 @@ func SplitResourceList(data []byte) (*ItemsText, bool) {
 	}
 	// The other fields, parsed with the items' lines left empty: their
 	// nodes keep the lines and columns they have in the whole list.
-	head := make([]byte, 0, region+len(data)-end+len(t.lines))
+	lines := bytes.Count(data[region:end], []byte("\n"))
+	head := make([]byte, 0, region+lines+len(data)-end)
 	head = append(head, data[:region]...)
-	head = append(head, bytes.Repeat([]byte("\n"), bytes.Count(data[region:end], []byte("\n")))...)
+	head = append(head, bytes.Repeat([]byte("\n"), lines)...)
 	head = append(head, data[end:]...)
 	root, err := resourceListRoot(head)
 	if err != nil {
@@ -263,9 +264,9 @@ func (t *ItemsText) split() (itemsLine, region, end int, ok bool) {
 		l := next()
 		body := bytes.TrimLeft(l, " ")
 		indent := len(l) - len(body)
-		switch {
-		case len(bytes.TrimSpace(body)) == 0:
-		case body[0] == '#':
+		switch text := bytes.TrimLeft(body, " \t"); {
+		case len(bytes.TrimSpace(text)) == 0:
+		case text[0] == '#':
 			comment = true
 		case column >= 0 && indent > column:
 			comment = false

@@ -167,6 +167,8 @@ func TestSplitResourceListForms(t *testing.T) {
 		{name: "comment between items", list: head + "items:\n" + pod("a") + "# next\n" + pod("b")},
 		{name: "indented comment ending an item", list: head + "items:\n" + pod("a") + "  # end of a\n" + pod("b")},
 		{name: "comment after the last item", list: head + "items:\n" + pod("a") + "# end\nfunctionConfig: {}\n"},
+		{name: "comment after a tab after the last item", list: head + "items:\n" + pod("a") + "\t# end\nfunctionConfig: {}\n"},
+		{name: "comment after a tab between items", list: head + "items:\n" + pod("a") + "  \t# next\n" + pod("b")},
 		{name: "two items keys", list: head + "items:\n" + pod("a") + "\"items\": []\n"},
 		{name: "items quoted", list: head + "\"items\":\n" + pod("a")},
 		{name: "items tagged", list: head + "items: !!seq\n" + pod("a")},
@@ -216,8 +218,8 @@ func TestSplitResourceListForms(t *testing.T) {
 	}
 }
 
-// TestSplitResourceListComments: comment lines anywhere (any indent,
-// before and after blank lines, in block scalars) never make a batch's
+// TestSplitResourceListComments: comment lines anywhere (any indent, a
+// tab before the #, before and after blank lines, in block scalars) never make a batch's
 // items differ from the whole parse's: the list is split and parsed as
 // the whole is, or not split at all. yaml.v3 gives a comment line
 // between two items to either of them, depending on blank lines and
@@ -241,7 +243,11 @@ func TestSplitResourceListComments(t *testing.T) {
 			if r.IntN(3) == 0 {
 				b.WriteString("\n")
 			}
-			fmt.Fprintf(&b, "%s# c%d\n", strings.Repeat(" ", r.IntN(8)), i)
+			tab := ""
+			if r.IntN(4) == 0 {
+				tab = "\t"
+			}
+			fmt.Fprintf(&b, "%s%s# c%d\n", strings.Repeat(" ", r.IntN(8)), tab, i)
 		}
 		data := []byte(b.String())
 		whole, err := ParseResourceList(data)
