@@ -193,8 +193,8 @@ func fnResults(res *action.FnResult) (framework.Results, error) {
 // (files.SplitResourceList) and checked or migrated a batch at a time
 // (action.FnStream), so that its items are never one node tree: each
 // batch is parsed, its annotations moved as kyaml's framework moves them,
-// checked or migrated and spooled as it is written, and nothing reaches
-// stdout before the end. done is false, with nothing written, when the
+// checked or migrated, and its items written to a spool; nothing reaches
+// stdout before the last batch is done. done is false, with nothing written, when the
 // list cannot be split or a batch shows that the answer must come from the
 // whole list (an item that does not parse alone or is not an object, an
 // annotation error, action.ErrWhole): fnRun then parses it whole.
@@ -206,9 +206,9 @@ func fnStream(streams IOStreams, data []byte, mode string, batch int) (done bool
 	// A batch's nodes go as the next comes: what stays is the text, the
 	// spool's first 8 MiB and, in check mode, the findings. A lazier GC
 	// under a soft limit 256 MiB above the text keeps 100,000 GPU pods at
-	// ~360 MB RSS in check mode and ~220 MB in migrate mode (bench
-	// BenchmarkFnPods); the whole list's parse, when it comes to that, runs
-	// without them.
+	// ~340-360 MB peak RSS in check mode and ~220 MB in migrate mode
+	// (BenchmarkFnPods); the whole list's parse, when it comes to that,
+	// runs without them.
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit(256 << 20)))
 	run, err := action.Fn{Mode: mode, Dir: streams.Dir()}.Stream(list.FunctionConfig, list.Text(0, list.Len()))
