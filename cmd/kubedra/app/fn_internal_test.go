@@ -121,11 +121,16 @@ func TestFnStreamAnnotations(t *testing.T) {
 		"both":     "    annotations:\n      config.kubernetes.io/path: a.yaml\n      internal.config.kubernetes.io/path: a.yaml\n",
 		"mismatch": "    annotations:\n      config.kubernetes.io/path: a.yaml\n      internal.config.kubernetes.io/path: b.yaml\n",
 		"other":    "    annotations:\n      team: ml\n",
+		// What kustomize v5.8 hands an exec function.
+		"kustomize": "    annotations:\n      internal.config.kubernetes.io/previousKinds: Pod\n      kustomize.config.k8s.io/id: |\n        kind: Pod\n        name: p\n        version: v1\n" +
+			"      config.kubernetes.io/index: '0'\n      internal.config.kubernetes.io/index: '0'\n      internal.config.kubernetes.io/annotations-migration-resource-id: '0'\n" +
+			"      internal.config.kubernetes.io/id: '1'\n      config.k8s.io/id: '1'\n",
 	}
 	for _, items := range [][]string{
 		{"none", "none", "none"}, {"legacy", "legacy", "legacy"}, {"internal", "internal"}, {"both", "both", "both"},
 		{"none", "none", "none", "legacy"}, {"other", "none", "internal", "none"}, {"none", "none", "both", "none", "none"},
 		{"legacy", "none", "internal"}, {"internal", "other", "other", "legacy"}, {"none", "mismatch"}, {"both", "internal"},
+		{"kustomize", "kustomize", "kustomize"}, {"none", "kustomize", "both"},
 	} {
 		for _, mode := range []string{"check", "migrate"} {
 			var b strings.Builder
