@@ -55,14 +55,19 @@ type CheckResult struct {
 
 // Check scans the input and gates on the result.
 func Check(ctx context.Context, in Input, opts CheckOptions) (*CheckResult, error) {
-	if opts.FailOn == "" {
-		opts.FailOn = plan.FailOnAny
-	}
 	sopts := opts.ScanOptions
 	sopts.Strict = true
 	sr, err := Scan(ctx, in, sopts)
 	if err != nil {
 		return nil, err
+	}
+	return gate(ctx, in, sr, opts)
+}
+
+// gate is Check's verdict on the scan sr of in.
+func gate(ctx context.Context, in Input, sr *ScanResult, opts CheckOptions) (*CheckResult, error) {
+	if opts.FailOn == "" {
+		opts.FailOn = plan.FailOnAny
 	}
 	r := &CheckResult{ScanResult: sr, FailOn: opts.FailOn, Failing: make([]bool, len(sr.Report.Findings)), FailedInputs: sr.Failed}
 	for i, it := range sr.Report.Findings {

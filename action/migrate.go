@@ -254,8 +254,12 @@ type migration struct {
 	// outside are the side files of units that lead outside the input
 	// roots (prove.go).
 	outside []refused
-	// memory is what the applier did to Input.Documents (documents).
-	memory *rewrite.Applied
+	// memory is what the applier did to a batch of Input.Documents
+	// (documentBatch), unchanged the diagnostics of the documents it left
+	// as they were, batches how many batches came.
+	memory    *rewrite.Applied
+	unchanged inventory.Diagnostics
+	batches   int
 }
 
 // detected is the order-free work on one batch, done on the goroutine
@@ -720,50 +724,77 @@ type refused struct {
 // a chart's render): the same step as a file's batch (detection, one plan,
 // one applier), on copies of the nodes, as one stream named "-".
 func (m *migration) documents() {
-	docs := make([]*inventory.Document, len(m.in.Documents))
-	for i, d := range m.in.Documents {
-		// Positions in the list, as for one stream: items of different
-		// files may carry the same index annotation.
-		docs[i] = &inventory.Document{Node: d.Node.Copy(), Origin: inventory.Origin{Path: "-", Index: i, Line: d.Origin.Line, ListIndex: -1}}
+	out := m.documentBatch(m.in.Documents, 0)
+	out = append(out, m.endDocuments()...)
+	m.res.Documents = append(m.res.Documents, m.proveDocuments(out)...)
+}
+
+// documentBatch migrates in, documents in memory whose first is the
+// first-th of its stream, as one batch of the stream "-", and returns what
+// takes their place: each migrated document followed by its new objects,
+// one that cannot be edited as it was (in's node), none for one removed.
+// The batches of a stream are given in order; endDocuments ends it.
+func (m *migration) documentBatch(in []*inventory.Document, first int) []*yaml.RNode {
+	docs := make([]*inventory.Document, len(in))
+	for i, d := range in {
+		// Positions in the stream: items of different files may carry the
+		// same index annotation.
+		docs[i] = &inventory.Document{Node: d.Node.Copy(), Origin: inventory.Origin{Path: "-", Index: first + i, Line: d.Origin.Line, ListIndex: -1}}
 	}
-	f := &files.File{Path: "-", Docs: docs, Last: true}
-	m.memory = &rewrite.Applied{}
+	f := &files.File{Path: "-", Docs: docs, Batch: m.batches}
+	m.batches++
+	applied := &rewrite.Applied{}
+	m.memory = applied
 	_ = stream.One(f, stream.Stages[detected]{Prepare: func(f *files.File) detected {
 		p := m.prepare(f)
 		m.planner.LearnQueued(p.found.Findings)
 		return p
 	}, Step: m.step})
-	res := m.res
 	failed := map[int]bool{}
-	for _, fl := range m.memory.Failures {
+	for _, fl := range applied.Failures {
 		failed[fl.Index] = true
 	}
 	var out []*yaml.RNode
 	for i, d := range docs {
-		switch {
-		case failed[i]:
-			out = append(out, m.in.Documents[i].Node) // as it was
-		case !m.memory.Removed[i]:
+		switch at := first + i; {
+		case failed[at]:
+			out = append(out, in[i].Node) // as it was
+		case !applied.Removed[at]:
 			out = append(out, d.Node)
-			out = append(out, m.memory.Objects[i]...)
+			out = append(out, applied.Objects[at]...)
 		}
 	}
-	out = append(out, m.classNodes()...)
-	res.Documents = append(res.Documents, m.proveDocuments(out)...)
+	return out
 }
 
-// keep records what the applier did to documents without text
-// (documents): what write does for a file's batch.
+// endDocuments ends the stream of documents in memory: what its plans did
+// goes into the result, the documents left unchanged said after every
+// plan's diagnostics (as for one batch), and it returns the DeviceClasses
+// that follow the stream.
+func (m *migration) endDocuments() []*yaml.RNode {
+	if m.cur != nil {
+		m.end(m.cur)
+		m.cur = nil
+	}
+	m.res.Diagnostics = append(m.res.Diagnostics, m.unchanged...)
+	m.unchanged = nil
+	return m.classNodes()
+}
+
+// keep records what the applier did to a batch of documents without text
+// (documentBatch): what write does for a file's batch.
 func (m *migration) keep(b *batch) {
 	if st := b.st; b.rewritten && st.failed == nil {
 		if b.err != nil {
 			st.failed = b.err
 		} else {
 			*m.memory = b.applied
+			n := len(st.diags)
 			m.failures(st, b.applied.Failures)
+			m.unchanged = append(m.unchanged, st.diags[n:]...)
+			st.diags = st.diags[:n]
 		}
 	}
-	m.end(b.st)
 }
 
 // done finishes the result.

@@ -92,6 +92,18 @@ func (m *migration) proveDocuments(out []*yaml.RNode) []*yaml.RNode {
 	return in
 }
 
+// proved says whether a batch of Input.Documents migrated on its own (in,
+// migrated to out: documentBatch) passes the proof as proveDocuments
+// judges all the batches: the same pods, claims and classes, when nothing
+// ties the batch to the others (FnStream).
+func (m *migration) proved(in []*inventory.Document, out []*yaml.RNode) bool {
+	before := make([]*yaml.RNode, len(in))
+	for i, d := range in {
+		before[i] = d.Node
+	}
+	return proof.Renders("-", before, out, families().With(m.classNodes())).Status == proof.Proved
+}
+
 // families are the driver catalogue's device families, read once: every
 // batch's proof needs them.
 var families = sync.OnceValue(bundle.CatalogueFamilies)

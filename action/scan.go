@@ -48,14 +48,14 @@ type ScanResult struct {
 // mapping. Files are read and detected in parallel; only findings and
 // diagnostics are kept, so memory does not grow with the number of files.
 func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) {
+	if in.Documents != nil {
+		ds := newDocumentScan(opts)
+		ds.add(in.Documents)
+		return ds.result(), nil
+	}
 	set := loadRules(opts.Rules)
 	dopts := detect.Options{TemplatePaths: set.TemplatePaths()}
 	iopts := plan.ItemOptions{Rules: rules.Options{Target: opts.Target}, Ignore: opts.Ignore}
-	if in.Documents != nil {
-		r := detect.All(in.Documents, dopts)
-		items, bugs := plan.AllItems(r, set, iopts)
-		return &ScanResult{Report: plan.NewReport(items, bugs, 0, len(in.Documents)), Diagnostics: bugs, Failed: len(bugs)}, nil
-	}
 
 	var (
 		found     detect.Result
@@ -138,6 +138,36 @@ func Scan(ctx context.Context, in Input, opts ScanOptions) (*ScanResult, error) 
 	rep := plan.NewReport(items, diags, nFiles, documents)
 	rep.Charts = charts
 	return &ScanResult{Report: rep, Diagnostics: diags, Failed: failed}, nil
+}
+
+// documentScan scans documents in memory (Input.Documents), given at once
+// or a batch at a time (a KRM function's items): what detection finds in
+// each is kept, in order, and judged once all have come, so the result is
+// the same however the documents were batched.
+type documentScan struct {
+	set       *rules.Set
+	opts      ScanOptions
+	found     detect.Result
+	documents int
+}
+
+func newDocumentScan(opts ScanOptions) *documentScan {
+	return &documentScan{set: loadRules(opts.Rules), opts: opts}
+}
+
+// add detects what the documents hold.
+func (ds *documentScan) add(docs []*inventory.Document) {
+	ds.found.Add(detect.All(docs, detect.Options{TemplatePaths: ds.set.TemplatePaths()}))
+	ds.documents += len(docs)
+}
+
+// result judges everything found, and lets go of it (the items hold what
+// the result needs).
+func (ds *documentScan) result() *ScanResult {
+	iopts := plan.ItemOptions{Rules: rules.Options{Target: ds.opts.Target}, Ignore: ds.opts.Ignore}
+	items, bugs := plan.AllItems(ds.found, ds.set, iopts)
+	ds.found = detect.Result{}
+	return &ScanResult{Report: plan.NewReport(items, bugs, 0, ds.documents), Diagnostics: bugs, Failed: len(bugs)}
 }
 
 // kustomizeFindings are the kustomize patches migrate cannot make exact,

@@ -34,7 +34,7 @@ func processCPU() time.Duration {
 // cost is what one run took: wall and CPU time.
 type cost struct{ wall, cpu time.Duration }
 
-func measure(f func()) cost {
+func inProcess(f func()) cost {
 	c0, w0 := processCPU(), time.Now()
 	f()
 	return cost{wall: time.Since(w0), cpu: processCPU() - c0}
@@ -75,8 +75,8 @@ func medians(runs, floors []cost) (cpu, wall float64) {
 func denseRun(b *testing.B, path string, args ...string) (runs, floors []cost) {
 	b.Helper()
 	for range rounds {
-		floors = append(floors, measure(func() { baseline(b, []string{path}) }))
-		runs = append(runs, measure(func() {
+		floors = append(floors, inProcess(func() { baseline(b, []string{path}) }))
+		runs = append(runs, inProcess(func() {
 			streams, out, errOut := app.TestStreams("", map[string]string{"KUBEDRA_CONFIG": "none"}, "")
 			if code := app.Main(append(append([]string{"kubedra"}, args...), path), streams); code != 0 {
 				b.Fatalf("kubedra %v exited %d: %s", args, code, errOut)

@@ -5,7 +5,9 @@
 package bench
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -297,20 +299,7 @@ func GeneratePods(path string, size int64) (Stats, error) {
 	defer f.Close()
 	st := Stats{Files: 1, DeviceFiles: 1}
 	for i := 0; st.Bytes < size; i++ {
-		n, err := fmt.Fprintf(f, `---
-apiVersion: v1
-kind: Pod
-metadata:
-  name: infer-%[1]d
-  namespace: team-%[2]d
-spec:
-  containers:
-  - name: cuda
-    image: nvcr.io/nvidia/cuda:12.4.0-base
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-`, i, i%37)
+		n, err := io.WriteString(f, "---\n"+gpuPod(i, "", ""))
 		if err != nil {
 			return st, err
 		}
@@ -319,4 +308,56 @@ spec:
 		st.Requests++
 	}
 	return st, f.Close()
+}
+
+// GenerateResourceList writes a KRM ResourceList (config.kubernetes.io/v1,
+// items at column 0 as kustomize hands them to an exec function, each with
+// its index annotations) of n small GPU pods, each asking nvidia.com/gpu:
+// 1, with a functionConfig of mode mode, and returns its stats.
+func GenerateResourceList(path string, n int, mode string) (Stats, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	st := Stats{Files: 1, DeviceFiles: 1}
+	write := func(s string) {
+		c, _ := w.WriteString(s)
+		st.Bytes += int64(c)
+	}
+	write("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	for i := range n {
+		write(gpuPod(i, "- ", fmt.Sprintf("  annotations:\n    config.kubernetes.io/index: '%[1]d'\n    internal.config.kubernetes.io/index: '%[1]d'\n", i)))
+		st.Documents++
+		st.Requests++
+	}
+	write("functionConfig:\n  apiVersion: kubedra.dev/v1alpha1\n  kind: Fn\n  metadata:\n    name: dra\n  spec:\n    mode: " + mode + "\n")
+	if err := w.Flush(); err != nil {
+		return st, err
+	}
+	return st, f.Close()
+}
+
+// gpuPod is the i-th small GPU pod, its first line after first and the
+// others indented as much, with metadata lines after its namespace.
+func gpuPod(i int, first, metadata string) string {
+	pod := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: infer-%[1]d
+  namespace: team-%[2]d
+%[3]sspec:
+  containers:
+  - name: cuda
+    image: nvcr.io/nvidia/cuda:12.4.0-base
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+`, i, i%37, metadata)
+	if first == "" {
+		return pod
+	}
+	indent := strings.Repeat(" ", len(first))
+	return first + strings.ReplaceAll(strings.TrimSuffix(pod, "\n"), "\n", "\n"+indent) + "\n"
 }

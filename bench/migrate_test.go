@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -76,8 +77,8 @@ func BenchmarkMigrateCorpus(b *testing.B) {
 		var diffBytes int
 		for range rounds {
 			var c0, c1 cost
-			c0 = measure(func() { base = baseline(b, paths) })
-			c1 = measure(func() { mig, diffBytes = migrateInProcess(b, dir) })
+			c0 = inProcess(func() { base = baseline(b, paths) })
+			c1 = inProcess(func() { mig, diffBytes = migrateInProcess(b, dir) })
 			ratios = append(ratios, mig.Seconds()/base.Seconds())
 			cpuRatios = append(cpuRatios, c1.cpu.Seconds()/c0.cpu.Seconds())
 		}
@@ -159,8 +160,8 @@ func benchMigrateFile(b *testing.B, path string, st Stats) {
 	for range b.N {
 		b.Setenv("KUBEDRA_CONFIG", "none")
 		b.Setenv("NO_COLOR", "1")
-		floor := measure(func() { baseline(b, []string{path}) })
-		r := runChild(b, "migrate", "-q", path)
+		floor := inProcess(func() { baseline(b, []string{path}) })
+		r := measure(b, exec.Command(kubedraBinary(b), "migrate", "-q", path), "")
 		wall, rss, diff, code := r.wall, r.rss, r.out, r.code
 		if code != 0 || len(diff) == 0 {
 			b.Fatalf("migrate exited %d with a %d-byte diff", code, len(diff))

@@ -64,29 +64,39 @@ func kubedraBinary(b *testing.B) string {
 
 // run runs the binary and returns its wall time, peak RSS in MB, stdout
 // and exit code.
-//
-// The peak is VmHWM from /proc/<pid>/status, polled while the child runs:
-// the child's rusage Maxrss cannot be used, because Go starts children with
-// vfork semantics and Linux folds the parent's (this benchmark's, hundreds
-// of MB) high-water mark into the child's at exec.
 func run(b *testing.B, args ...string) (time.Duration, float64, []byte, int) {
 	b.Helper()
-	r := runChild(b, args...)
-	return r.wall, r.rss, r.out, r.code
+	p := measure(b, exec.Command(kubedraBinary(b), args...), "")
+	return p.wall, p.rss, p.out, p.code
 }
 
-// child is what one run of the binary took and gave.
-type child struct {
-	wall, cpu time.Duration // cpu: the child's user+system time
-	rss       float64       // peak RSS, MB
+// process is what measure saw of one process: its wall time, CPU time
+// (user and system), peak RSS in MB, stdout and exit code.
+type process struct {
+	wall, cpu time.Duration
+	rss       float64
 	out       []byte
 	code      int
 }
 
-// runChild is run with the child's CPU time too.
-func runChild(b *testing.B, args ...string) child {
+// measure runs cmd, its stdin the file stdin when it is not "", stderr
+// discarded.
+//
+// The peak is VmHWM from /proc/<pid>/status, polled while the child runs:
+// the child's rusage Maxrss cannot be used, because Go starts children with
+// vfork semantics and Linux folds the parent's (this benchmark's, hundreds
+// of MB) high-water mark into the child's at exec. Its CPU times are its
+// own.
+func measure(b *testing.B, cmd *exec.Cmd, stdin string) process {
 	b.Helper()
-	cmd := exec.Command(kubedraBinary(b), args...)
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = io.Discard
@@ -121,8 +131,8 @@ func runChild(b *testing.B, args ...string) child {
 	if err != nil && cmd.ProcessState == nil {
 		b.Fatal(err)
 	}
-	return child{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
-		rss: float64(hwm.Load()) / 1024, out: out.Bytes(), code: cmd.ProcessState.ExitCode()}
+	ps := cmd.ProcessState
+	return process{wall: wall, cpu: ps.UserTime() + ps.SystemTime(), rss: float64(hwm.Load()) / 1024, out: out.Bytes(), code: ps.ExitCode()}
 }
 
 // baseline reads and parses every file with kyaml on one goroutine: what a

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/rewrite/plan"
 	"github.com/kubedra/kubedra/rules"
 )
@@ -47,23 +48,28 @@ type fnTopLevel struct {
 	Fn         `json:",inline"`
 }
 
-// ParseFn decodes a functionConfig; mode is the default mode.
+// ParseFn decodes a functionConfig; mode is the default mode. Its fields
+// are read from one place: spec, else a ConfigMap's data (each string
+// decoded once, as the YAML it holds), else the top level; a
+// functionConfig with both spec and data is refused rather than one of
+// them being read and the other ignored.
 func ParseFn(fc *yaml.RNode, mode string) (Fn, error) {
 	cfg := Fn{Mode: mode, FailOn: string(plan.FailOnAny)}
 	if fc == nil || fc.IsNilOrEmpty() {
 		return cfg, nil
 	}
 	src, shape := fc, reflect.TypeFor[fnTopLevel]()
-	for _, f := range []string{"spec", "data"} {
-		if n := fc.Field(f); n != nil && n.Value != nil {
-			src, shape = n.Value, reflect.TypeFor[fnWrapper]()
-			if f == "data" {
-				// A ConfigMap's data are strings: each is read as the
-				// YAML it holds ("true", "[a.yaml, b.yaml]").
-				src = typedData(n.Value)
-			}
-			break
-		}
+	spec, data := fc.Field("spec"), fc.Field("data")
+	switch {
+	case spec != nil && data != nil:
+		return cfg, fmt.Errorf("functionConfig: %w", inventory.AtLine(data.Key.YNode().Line,
+			fmt.Errorf("both spec (line %d) and data (line %d) hold kubedra's fields: keep one", spec.Key.YNode().Line, data.Key.YNode().Line)))
+	case spec != nil:
+		src, shape = spec.Value, reflect.TypeFor[fnWrapper]()
+	case data != nil:
+		// A ConfigMap's data are strings: each is read as the YAML it
+		// holds ("true", "[a.yaml, b.yaml]").
+		src, shape = typedData(data.Value), reflect.TypeFor[fnWrapper]()
 	}
 	if err := checkKeys(fc.YNode(), shape, ""); err != nil {
 		return cfg, fmt.Errorf("functionConfig: %w", err)
@@ -100,19 +106,11 @@ func typedData(data *yaml.RNode) *yaml.RNode {
 		var n yaml.Node
 		if err := yaml.Unmarshal([]byte(v.Value), &n); err == nil && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 			typed := n.Content[0]
-			shift(typed, v.Line-1)
+			inventory.LineStarts(nil).Place(typed, v.Line-1)
 			m.Content[i] = typed
 		}
 	}
 	return yaml.NewRNode(m)
-}
-
-// shift moves n and what it holds to be at line+its own line.
-func shift(n *yaml.Node, line int) {
-	n.Line += line
-	for _, c := range n.Content {
-		shift(c, line)
-	}
 }
 
 // PlanOptions are migrate mode's planning options for target.

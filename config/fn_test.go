@@ -26,6 +26,9 @@ func TestParseFnKeys(t *testing.T) {
 		{name: "unknown in data", fc: "apiVersion: v1\nkind: ConfigMap\ndata:\n  fail-on: any\n", err: `line 4: unknown key "fail-on" in data`},
 		{name: "kubedra keys beside spec", fc: "apiVersion: v1\nkind: X\nmode: check\nspec: {failOn: any}\n", err: `line 3: unknown key "mode"`},
 		{name: "typed wrongly", fc: "apiVersion: v1\nkind: X\nspec: {share: maybe}\n", err: "functionConfig"},
+		{name: "spec and data", fc: "apiVersion: v1\nkind: X\nspec:\n  mode: check\ndata:\n  mode: migrate\n", err: "functionConfig: line 5: both spec (line 3) and data (line 5) hold kubedra's fields: keep one"},
+		{name: "spec and empty data", fc: "apiVersion: v1\nkind: X\nspec: {mode: check}\ndata: {}\n", err: "both spec (line 3) and data (line 4)"},
+		{name: "typed data in a list checked", fc: "apiVersion: v1\nkind: ConfigMap\ndata:\n  rules: \"[a.yaml, {b: 1}]\"\n", err: "line 4:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseFn(yaml.MustParse(tc.fc), "check")

@@ -143,3 +143,17 @@ func (s *spool) discard() {
 	}
 	s.buf = bytes.Buffer{}
 }
+
+// Spool holds output until it is copied out (WriteTo) or dropped
+// (Discard): in memory up to 8 MiB, then in a temporary file (removed by
+// Discard, or by RemoveTemporary on a signal). A KRM function's answer is
+// spooled so that nothing reaches stdout before it is known to be whole.
+type Spool struct{ s spool }
+
+func (s *Spool) Write(p []byte) (int, error) { return s.s.Write(p) }
+
+// WriteTo copies what the spool holds to w.
+func (s *Spool) WriteTo(w io.Writer) (int64, error) { return s.s.WriteTo(w) }
+
+// Discard drops what the spool holds and removes its temporary file.
+func (s *Spool) Discard() { s.s.discard() }

@@ -23,30 +23,69 @@ func WriteResourceList(w io.Writer, items []*yaml.Node, fc *yaml.RNode, results 
 	if err := writeList(bw, "items", items, clearEmptyAnnotations); err != nil {
 		return err
 	}
+	if err := writeTail(bw, fc, results); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteResourceListItem writes one item as WriteResourceList writes each,
+// for WriteSpooledResourceList.
+func WriteResourceListItem(w io.Writer, n *yaml.Node) error {
+	return writeItem(w, n, clearEmptyAnnotations)
+}
+
+// WriteSpooledResourceList writes what WriteResourceList writes for n
+// items, given as the text WriteResourceListItem wrote for each (a list
+// answered a batch of items at a time, its items spooled).
+func WriteSpooledResourceList(w io.Writer, items io.WriterTo, n int, fc *yaml.RNode, results framework.Results) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "apiVersion: %s\nkind: %s\n", kio.ResourceListAPIVersion, kio.ResourceListKind)
+	if n == 0 {
+		fmt.Fprint(bw, "items: []\n")
+	} else {
+		fmt.Fprint(bw, "items:\n")
+		if _, err := items.WriteTo(bw); err != nil {
+			return err
+		}
+	}
+	if err := writeTail(bw, fc, results); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// writeTail writes what follows a ResourceList's items: the functionConfig
+// (when there is one) and the results (when there are any).
+func writeTail(w io.Writer, fc *yaml.RNode, results framework.Results) error {
 	if fc != nil {
-		if err := encode(bw, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		if err := encode(w, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
 			{Kind: yaml.ScalarNode, Value: "functionConfig"}, fc.YNode()}}); err != nil {
 			return err
 		}
 	}
-	if len(results) > 0 {
-		nodes := make([]*yaml.Node, len(results))
-		for i, r := range results {
-			b, err := yaml.Marshal(r)
-			if err != nil {
-				return err
-			}
-			n, err := yaml.Parse(string(b))
-			if err != nil {
-				return err
-			}
-			nodes[i] = n.YNode()
+	if len(results) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprint(w, "results:\n"); err != nil {
+		return err
+	}
+	// One result at a time: a check of 100,000 GPU pods has as many, and
+	// their nodes all at once were most of its memory.
+	for _, r := range results {
+		b, err := yaml.Marshal(r)
+		if err != nil {
+			return err
 		}
-		if err := writeList(bw, "results", nodes, nil); err != nil {
+		n, err := yaml.Parse(string(b))
+		if err != nil {
+			return err
+		}
+		if err := writeItem(w, n.YNode(), nil); err != nil {
 			return err
 		}
 	}
-	return bw.Flush()
+	return nil
 }
 
 // clearEmptyAnnotations is what kio.ByteWriter does to each item: a copy
@@ -70,17 +109,23 @@ func writeList(w io.Writer, key string, nodes []*yaml.Node, prep func(*yaml.Node
 		return err
 	}
 	for _, n := range nodes {
-		if prep != nil {
-			var err error
-			if n, err = prep(n); err != nil {
-				return err
-			}
-		}
-		if err := encode(w, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n}}); err != nil {
+		if err := writeItem(w, n, prep); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeItem writes n (through prep when it is not nil) as an entry of a
+// block sequence.
+func writeItem(w io.Writer, n *yaml.Node, prep func(*yaml.Node) (*yaml.Node, error)) error {
+	if prep != nil {
+		var err error
+		if n, err = prep(n); err != nil {
+			return err
+		}
+	}
+	return encode(w, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n}})
 }
 
 // encode writes n as kyaml's encoder does (indent 2, compact sequences).
