@@ -72,7 +72,7 @@ func TestBundleMain(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "cutover")
 
 	code, stdout, stderr := Invoke(t, Invocation{Args: []string{"bundle", "--driver", "example", "--from-dump", dump, "--out", out}})
-	if code != ExitOK || stdout != "" || !strings.Contains(stderr, "wrote 13 files") {
+	if code != ExitOK || stdout != "" || !strings.Contains(stderr, "wrote 14 files") {
 		t.Fatalf("bundle: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "PLAN.md")); err != nil {
