@@ -555,3 +555,28 @@ func TestMigrateConfigLeavesOtherFamilies(t *testing.T) {
 		}
 	}
 }
+
+// Every command of PLAN.md that waits is bounded (issue 26: an unbounded
+// `rollout status` of a DaemonSet whose pods never become ready hung an
+// e2e run for 20 minutes): rollout status, drain and kubectl wait carry a
+// --timeout of at most 15 minutes.
+func TestPlanWaitsAreBounded(t *testing.T) {
+	res, err := Generate(Options{Driver: mustDriver(t, "nvidia"), Target: rules.Version{Major: 1, Minor: 34}, Strategy: StrategyClaims,
+		Facts: readFacts(t, "nvidia-cluster.yaml"), Out: "cutover"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	for _, l := range strings.Split(string(res.Tree["PLAN.md"]), "\n") {
+		if !strings.Contains(l, "rollout status") && !strings.Contains(l, "kubectl wait") && !strings.Contains(l, "kubectl drain") {
+			continue
+		}
+		waits++
+		if !strings.Contains(l, "--timeout=10m") && !strings.Contains(l, "--timeout=15m") {
+			t.Errorf("PLAN.md waits without a bound: %s", l)
+		}
+	}
+	if waits < 2 {
+		t.Errorf("PLAN.md has %d waiting commands; the test needs a plan with a phase-1 rollout and a drain", waits)
+	}
+}

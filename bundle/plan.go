@@ -110,7 +110,7 @@ func (p *planDoc) phase1() {
 		lines := []string{applyCmd(p.path(dirPhase1))}
 		for _, pl := range g.man.Plugins {
 			if pl.Method == "patch" {
-				lines = append(lines, fmt.Sprintf("kubectl -n %s rollout status daemonset/%s", pl.Namespace, pl.Name))
+				lines = append(lines, fmt.Sprintf("kubectl -n %s rollout status daemonset/%s --timeout=10m", pl.Namespace, pl.Name))
 			}
 		}
 		p.code(lines...)
