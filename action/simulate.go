@@ -117,6 +117,12 @@ func readInventory(dir, path string) (*simulate.Inventory, error) {
 // its ResourceSlices go with their nodes, and its objects that do not
 // decode are simulate/bad-input at their line.
 func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version, catalogue []*resourceapi.DeviceClass, bm, am *simulate.Manifests, res *SimulateResult) (*simulate.World, *simulate.World, error) {
+	if src.Dump == "" {
+		// A live cluster: only what the worlds are made of, whole (its own
+		// ResourceSlices and DeviceClasses, not the built-in shapes'),
+		// read-only.
+		src.Scope = SimulateScope
+	}
 	facts, err := ReadCluster(ctx, src)
 	if err != nil {
 		return nil, nil, err
@@ -125,7 +131,10 @@ func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version,
 		return nil, nil, fmt.Errorf("%s has no nodes to simulate on", src)
 	}
 	dump := &cluster.DumpDevices{}
-	if src.Dump != "" && src.Dump != "-" {
+	switch {
+	case src.Dump == "" && facts.Objects != nil:
+		dump = liveDevices(facts.Objects)
+	case src.Dump != "" && src.Dump != "-":
 		dump = cluster.ReadDumpDevices(ctx, src.Dump, src.Dir)
 	}
 	for _, b := range dump.Bad {
@@ -141,4 +150,24 @@ func clusterWorlds(ctx context.Context, src ClusterSource, target rules.Version,
 	bw, aw, diags := simulate.ClusterWorlds(nodes, target, simulate.MergeClasses(cat, bm.Classes), simulate.MergeClasses(cat, am.Classes))
 	res.Diagnostics = append(res.Diagnostics, diags...)
 	return bw, aw, nil
+}
+
+// SimulateScope is what simulate reads of a live cluster: its nodes, and
+// its resource.k8s.io/v1 ResourceSlices and DeviceClasses, whole.
+var SimulateScope = cluster.Scope{Resources: []string{"nodes", "deviceclasses.resource.k8s.io", "resourceslices.resource.k8s.io"}, Objects: true}
+
+// liveDevices gives a live cluster's ResourceSlices (by node) and
+// DeviceClasses as a dump's are given.
+func liveDevices(o *cluster.Objects) *cluster.DumpDevices {
+	d := &cluster.DumpDevices{Slices: map[string][]*resourceapi.ResourceSlice{}}
+	for i := range o.ResourceSlices {
+		s := &o.ResourceSlices[i]
+		if s.Spec.NodeName != nil {
+			d.Slices[*s.Spec.NodeName] = append(d.Slices[*s.Spec.NodeName], s)
+		}
+	}
+	for i := range o.DeviceClasses {
+		d.Classes = append(d.Classes, &o.DeviceClasses[i])
+	}
+	return d
 }

@@ -10,8 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubedra/kubedra/inventory"
+	"github.com/kubedra/kubedra/inventory/cluster"
+	"github.com/kubedra/kubedra/inventory/cluster/clustertest"
 	"github.com/kubedra/kubedra/simulate"
 )
 
@@ -176,6 +179,35 @@ func TestSimulateFromDump(t *testing.T) {
 	}
 	if len(r.Workloads) != 1 {
 		t.Fatalf("workloads %+v", r.Workloads)
+	}
+	// The same objects in a live cluster (client-go fakes seeded with the
+	// dump): simulate reads its nodes, ResourceSlices and DeviceClasses
+	// (issue 25: they came only from a dump), nothing else, and judges as
+	// from the dump.
+	fakes, err := clustertest.Load(filepath.Join(dir, "dump.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := ClusterSource{NewReader: func(genericclioptions.RESTClientGetter) (*cluster.Reader, error) { return fakes.Reader(), nil }}
+	rl, err := Simulate(context.Background(), Input{Paths: []string{"app.yaml"}, Dir: dir}, SimulateOptions{Cluster: live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(r.Result, rl.Result); d != "" {
+		t.Errorf("live cluster and dump differ (-dump +live):\n%s", d)
+	}
+	listed := map[string]bool{}
+	for _, a := range append(fakes.Client.Actions(), fakes.Dynamic.Actions()...) {
+		if a.GetVerb() == "get" && (a.GetResource().Resource == "version" || a.GetResource().Resource == "group") {
+			continue // discovery: the server version, the served resource.k8s.io versions
+		}
+		if a.GetVerb() != "list" {
+			t.Errorf("simulate asked the cluster to %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+		listed[a.GetResource().Resource] = true
+	}
+	if !listed["nodes"] || !listed["resourceslices"] || !listed["deviceclasses"] || listed["pods"] || len(listed) != 3 {
+		t.Errorf("simulate listed %v, want nodes, resourceslices and deviceclasses only", listed)
 	}
 	w := r.Workloads[0]
 	if w.Before.Pods != 2 || w.After.Pods != 3 || w.Verdict != simulate.Better {

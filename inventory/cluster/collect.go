@@ -10,9 +10,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
@@ -316,6 +318,9 @@ func (c *Collector) AddUnstructured(u *unstructured.Unstructured) bool {
 	group, _, _ := strings.Cut(gv, "/")
 	switch {
 	case group == "resource.k8s.io":
+		if c.keep && gv == "resource.k8s.io/v1" {
+			c.keepDRA(u)
+		}
 		switch u.GetKind() {
 		case "ResourceSlice":
 			c.addSlice(u)
@@ -345,6 +350,25 @@ func (c *Collector) AddUnstructured(u *unstructured.Unstructured) bool {
 		return true
 	}
 	return false
+}
+
+// keepDRA keeps a resource.k8s.io/v1 ResourceSlice or DeviceClass whole
+// in Objects (typed); one that does not convert is summarised only.
+func (c *Collector) keepDRA(u *unstructured.Unstructured) {
+	switch u.GetKind() {
+	case "ResourceSlice":
+		var s resourceapi.ResourceSlice
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &s) == nil {
+			s.ManagedFields = nil
+			c.objects().ResourceSlices = append(c.objects().ResourceSlices, s)
+		}
+	case "DeviceClass":
+		var d resourceapi.DeviceClass
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &d) == nil {
+			d.ManagedFields = nil
+			c.objects().DeviceClasses = append(c.objects().DeviceClasses, d)
+		}
+	}
 }
 
 func (c *Collector) claimCount(ns string) *ClaimCount {

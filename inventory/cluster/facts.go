@@ -3,6 +3,7 @@ package cluster
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubedra/kubedra/inventory"
@@ -68,6 +69,11 @@ type Objects struct {
 	Nodes      []corev1.Node
 	DaemonSets []appsv1.DaemonSet
 	Quotas     []corev1.ResourceQuota
+	// ResourceSlices and DeviceClasses are the resource.k8s.io/v1 ones
+	// (what simulate's allocator takes), as read; other served versions'
+	// are summarised in Facts only.
+	ResourceSlices []resourceapi.ResourceSlice
+	DeviceClasses  []resourceapi.DeviceClass
 }
 
 // Rule ids of the Problems of a read.

@@ -13,8 +13,9 @@ type Scope struct {
 	// Resources are the resource types to read, named as in
 	// a Problem's Resource (see ResourceTypes); nil reads them all.
 	Resources []string
-	// Objects keeps the Nodes, DaemonSets and ResourceQuotas read, whole,
-	// in Facts.Objects.
+	// Objects keeps the Nodes, DaemonSets, ResourceQuotas and
+	// resource.k8s.io/v1 ResourceSlices and DeviceClasses read, whole, in
+	// Facts.Objects.
 	Objects bool
 }
 
