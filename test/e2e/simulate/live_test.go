@@ -9,7 +9,6 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubedra/kubedra/test/e2e/harness"
 )
@@ -31,10 +30,10 @@ func TestSimulateReadsTheClustersSlices(t *testing.T) {
 	var devices []resourcev1.Device
 	for i := range 8 {
 		devices = append(devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i),
-			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"type": {StringValue: ptr.To("gpu")}}})
+			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"type": {StringValue: new("gpu")}}})
 	}
 	cluster.CreateResourceSlice(t, &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "live-dra-gpu"},
-		Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.nvidia.com", NodeName: ptr.To("live-dra"),
+		Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.nvidia.com", NodeName: new("live-dra"),
 			Pool: resourcev1.ResourcePool{Name: "live-dra", Generation: 1, ResourceSliceCount: 1}, Devices: devices}})
 
 	dir := t.TempDir()
