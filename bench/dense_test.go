@@ -124,3 +124,32 @@ func BenchmarkMigrateDense(b *testing.B) { benchDense(b, "migrate", "migrate", "
 // BenchmarkScanDense scans 8 MB of GPU pods (JSON report). Target (issue
 // 27): CPU <= 0.5x the floor's.
 func BenchmarkScanDense(b *testing.B) { benchDense(b, "scan", "scan", "-q", "-o", "json") }
+
+// BenchmarkMigrateWidePod migrates one pod of 10,000 GPU containers and
+// one of 1,000, and reports CPU against the floor and how CPU grows from
+// the small pod to the large one (10 is linear in the containers). Issue
+// 29: the large one took 105 s (27 s CPU at the start of issue 27's work);
+// finding each container by its name and packing the claims' requests
+// first fit over every full bin were quadratic.
+func BenchmarkMigrateWidePod(b *testing.B) {
+	dir := b.TempDir()
+	small, large := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "large.yaml")
+	if err := GenerateWidePod(small, 1_000); err != nil {
+		b.Fatal(err)
+	}
+	if err := GenerateWidePod(large, 10_000); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		sRuns, _ := denseRun(b, small, "migrate", "-q")
+		lRuns, lFloors := denseRun(b, large, "migrate", "-q")
+		cpu, wall := medians(lRuns, lFloors)
+		growth := medianCPU(lRuns) / medianCPU(sRuns)
+		b.ReportMetric(cpu, "migrate-cpu/floor")
+		b.ReportMetric(wall, "migrate-wall/floor")
+		b.ReportMetric(growth, "cpu-10k/1k")
+		b.ReportMetric(medianCPU(lRuns), "cpu-s")
+		b.Logf("10,000 containers: migrate CPU %.1fx the floor's (wall %.1fx), %.2f s; CPU 10k / 1k = %.1f", cpu, wall, medianCPU(lRuns), growth)
+	}
+}

@@ -361,3 +361,15 @@ metadata:
 	indent := strings.Repeat(" ", len(first))
 	return first + strings.ReplaceAll(strings.TrimSuffix(pod, "\n"), "\n", "\n"+indent) + "\n"
 }
+
+// GenerateWidePod writes one Pod of n containers, each asking
+// nvidia.com/gpu: 1 (issue 29: 10,000 containers in one pod took migrate
+// 105 s).
+func GenerateWidePod(path string, n int) error {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Pod\nmetadata:\n  name: wide\nspec:\n  containers:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - name: c%d\n    image: nvcr.io/nvidia/cuda:12.4.0-base\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n", i)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}

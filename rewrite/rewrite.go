@@ -362,11 +362,16 @@ func fieldValue(n *yaml.RNode, key string) string {
 func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 	var c *yaml.RNode
 	if list := spec.Field(ce.Type.ListField()); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
-		for i, el := range list.Value.YNode().Content {
-			rn := yaml.NewRNode(el)
-			if ce.Name != "" && el.Kind == yaml.MappingNode && fieldValue(rn, "name") == ce.Name || ce.Name == "" && i == ce.Index {
-				c = rn
-				break
+		items := list.Value.YNode().Content
+		// The container at the finding's index, when it is the one named
+		// (a pod of 10,000 containers was a quadratic search), else the
+		// first of that name.
+		if i := ce.Index; i >= 0 && i < len(items) && (ce.Name == "" || items[i].Kind == yaml.MappingNode && fieldValue(yaml.NewRNode(items[i]), "name") == ce.Name) {
+			c = yaml.NewRNode(items[i])
+		}
+		for i := 0; c == nil && i < len(items); i++ {
+			if ce.Name != "" && items[i].Kind == yaml.MappingNode && fieldValue(yaml.NewRNode(items[i]), "name") == ce.Name {
+				c = yaml.NewRNode(items[i])
 			}
 		}
 	}

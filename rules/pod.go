@@ -349,17 +349,28 @@ func pack(pod Pod, entries []*entry) int {
 		return 1
 	}
 	var bins [][]*entry
+	var binDevs []int64 // devices of each bin
 	place := func(es []*entry) bool {
+		var devs int64
+		for _, e := range es {
+			devs += e.spec.Count
+		}
 		for b := range bins {
+			// A full bin is passed over before any copy: first fit fills
+			// the bins in turn, and a pod of 10,000 containers made
+			// every request try every full bin.
+			if len(bins[b])+len(es) > maxClaimRequests || binDevs[b]+devs > maxClaimDevices {
+				continue
+			}
 			if cand := append(slices.Clone(bins[b]), es...); fits(cand) && valid(cand) {
-				bins[b] = cand
+				bins[b], binDevs[b] = cand, binDevs[b]+devs
 				return true
 			}
 		}
 		if !fits(es) || !valid(es) {
 			return false
 		}
-		bins = append(bins, slices.Clone(es))
+		bins, binDevs = append(bins, slices.Clone(es)), append(binDevs, devs)
 		return true
 	}
 	var order []string
