@@ -111,9 +111,15 @@ func Compare(before, after []Pod, classes Classes) []Problem {
 			}
 			continue
 		}
+		// The first container of each name (a pod of 10,000 containers
+		// made a search for each a quadratic walk).
+		byName := make(map[string]int, len(a.Containers))
+		for i := len(a.Containers) - 1; i >= 0; i-- {
+			byName[a.Containers[i].Name] = i
+		}
 		for _, bc := range b.Containers {
-			i := slices.IndexFunc(a.Containers, func(c Container) bool { return c.Name == bc.Name })
-			if i < 0 {
+			i, found := byName[bc.Name]
+			if !found {
 				if len(bc.Extended)+len(bc.Devices) > 0 {
 					out = append(out, Problem{Object: b.Object, Path: b.Path, Container: bc.Name, Message: "the container is gone after the migration"})
 				}

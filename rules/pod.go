@@ -263,17 +263,21 @@ func noteSpread(pod Pod, states []*reqState, entries []*entry) {
 // refer points the decision of every request idxs at the requests its
 // container references, in claim order, numbering claims from first.
 func refer(pod Pod, states []*reqState, idxs []int, entries []*entry, uses map[int][]*entry, first int) {
+	// Each request's own entries and every entry's place, found once (a
+	// pod of 10,000 containers made a walk of all entries per request).
+	owned := map[int][]*entry{}
+	place := make(map[*entry]int, len(entries))
+	for k, e := range entries {
+		owned[e.owner] = append(owned[e.owner], e)
+		place[e] = k
+	}
 	for _, i := range idxs {
 		st := states[i]
-		refs := uses[i]
+		refs := slices.Clone(uses[i])
 		if pod.Requests[i].ContainerType != inventory.InitContainer {
-			for _, e := range entries {
-				if e.owner == i {
-					refs = append(refs, e)
-				}
-			}
+			refs = append(refs, owned[i]...)
 		}
-		slices.SortStableFunc(refs, func(a, b *entry) int { return slices.Index(entries, a) - slices.Index(entries, b) })
+		slices.SortStableFunc(refs, func(a, b *entry) int { return place[a] - place[b] })
 		st.d.Refs = nil
 		for _, e := range refs {
 			st.d.Refs = append(st.d.Refs, ClaimRef{Claim: first + e.bin, Request: e.name})

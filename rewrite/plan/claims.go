@@ -68,8 +68,9 @@ func (dc *docClaims) planPod(pd *pod) (PodEdit, bool) {
 	pe := PodEdit{Path: pd.findings[0].PodTemplatePath}
 	podClaim := map[int]string{} // claim index -> pod claim name
 	taken := takenClaims(pd)
+	used := usedClaims(pd)
 	for ci, c := range pd.res.Claims {
-		if !usesClaim(pd, ci) {
+		if !used[ci] {
 			continue
 		}
 		objName, ok := dc.object(pd, c)
@@ -103,13 +104,13 @@ func takenClaims(pd *pod) map[string]bool {
 	return taken
 }
 
-// usesClaim reports whether a request of the pod template references its
-// claim ci.
-func usesClaim(pd *pod, ci int) bool {
-	used := false
+// usedClaims are the claims of the pod template that a request
+// references, by index.
+func usedClaims(pd *pod) map[int]bool {
+	used := map[int]bool{}
 	for i := range pd.findings {
 		for _, ref := range refs(decision(pd.res, i)) {
-			used = used || ref.Claim == ci
+			used[ref.Claim] = true
 		}
 	}
 	return used
@@ -225,10 +226,14 @@ func (b *builder) templateName(first inventory.Finding, pd *pod, c rules.Claim, 
 // containerClaims edits the containers of a pod template, in order of
 // appearance: each loses its migrated requests and references its claims.
 func containerClaims(pe *PodEdit, pd *pod, podClaim map[int]string) {
+	at := map[containerKey]int{} // pe.Containers by container
+	for i, c := range pe.Containers {
+		at[containerKey{c.Type, c.Index, c.Name}] = i
+	}
 	for i, f := range pd.findings {
 		dec := decision(pd.res, i)
 		if dec.Zero {
-			ce := containerEdit(pe, f)
+			ce := containerEdit(pe, at, f)
 			if !slices.Contains(ce.Remove, f.Resource) {
 				ce.Remove = append(ce.Remove, f.Resource)
 			}
@@ -237,7 +242,7 @@ func containerClaims(pe *PodEdit, pd *pod, podClaim map[int]string) {
 		if dec.Claim < 0 || dec.Claim >= len(pd.res.Claims) {
 			continue
 		}
-		ce := containerEdit(pe, f)
+		ce := containerEdit(pe, at, f)
 		if !slices.Contains(ce.Remove, f.Resource) {
 			ce.Remove = append(ce.Remove, f.Resource)
 		}
@@ -375,16 +380,24 @@ func (b *builder) encode(name, namespace string, c rules.Claim) (*yaml.RNode, er
 	return out, nil
 }
 
-// containerEdit is the edit of a finding's container in pe, added when new.
-func containerEdit(pe *PodEdit, f inventory.Finding) *ContainerEdit {
-	for i := range pe.Containers {
-		c := &pe.Containers[i]
-		if c.Type == f.ContainerType && c.Index == f.ContainerIndex && c.Name == f.Container {
-			return c
-		}
+// containerKey is a container of a pod template: its list, index and name.
+type containerKey struct {
+	typ   inventory.ContainerType
+	index int
+	name  string
+}
+
+// containerEdit is the edit of a finding's container in pe, added when new;
+// at indexes pe.Containers (a pod of 10,000 containers made a search for
+// each a quadratic walk).
+func containerEdit(pe *PodEdit, at map[containerKey]int, f inventory.Finding) *ContainerEdit {
+	k := containerKey{f.ContainerType, f.ContainerIndex, f.Container}
+	if i, ok := at[k]; ok {
+		return &pe.Containers[i]
 	}
 	pe.Containers = append(pe.Containers, ContainerEdit{Type: f.ContainerType, Name: f.Container, Index: f.ContainerIndex,
 		Remove: []string{}, Claims: []ContainerClaim{}})
+	at[k] = len(pe.Containers) - 1
 	return &pe.Containers[len(pe.Containers)-1]
 }
 
