@@ -3,6 +3,7 @@ package rewrite
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -50,6 +51,11 @@ func spliceEntries(content []byte, before, after *yaml.Node, st style) ([]byte, 
 	}
 	s := &entrySplicer{lines: bytes.SplitAfter(content, []byte("\n")), st: st}
 	s.lines = s.lines[:len(s.lines)-1] // the empty piece after the last "\n"
+	text := make([]string, len(s.lines))
+	for i, l := range s.lines {
+		text[i] = strings.TrimSuffix(string(l), "\n")
+	}
+	s.scalar = blockScalarLines(text, func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) })
 	// Node lines are the file's; the document's first key is on its first
 	// line that is not blank.
 	first := slices.IndexFunc(s.lines, func(l []byte) bool { return !blankOrComment(l) })
@@ -83,9 +89,12 @@ func spliceEntries(content []byte, before, after *yaml.Node, st style) ([]byte, 
 
 type entrySplicer struct {
 	lines [][]byte
-	delta int // node line - 1 - delta = index in lines
-	st    style
-	edits []lineEdit
+	// scalar marks the lines of block scalars' text: a "# ..." or blank
+	// line there is the value's, never a comment or a gap to trim.
+	scalar []bool
+	delta  int // node line - 1 - delta = index in lines
+	st     style
+	edits  []lineEdit
 }
 
 // lineEdit replaces lines from..to (indexes, inclusive; to = from-1 for an
@@ -99,9 +108,11 @@ func (s *entrySplicer) line(n *yaml.Node) int { return n.Line - 1 - s.delta }
 
 // trim is the last line up to last that is neither blank nor a comment:
 // the comment lines above a key are its own (they stay with it), and
-// blank lines are the text's (they stay where they are).
+// blank lines are the text's (they stay where they are). A block scalar's
+// lines are its value, whatever they hold: an entry after one was written
+// inside it, and took its "# ..." lines out of the string.
 func (s *entrySplicer) trim(last int) int {
-	for last > 0 && last < len(s.lines) && blankOrComment(s.lines[last]) {
+	for last > 0 && last < len(s.lines) && !s.scalar[last] && blankOrComment(s.lines[last]) {
 		last--
 	}
 	return last
