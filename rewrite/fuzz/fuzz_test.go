@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/kubedra/kubedra/internal/fuzzstat"
 	"github.com/kubedra/kubedra/inventory"
 	"github.com/kubedra/kubedra/inventory/detect"
@@ -87,6 +89,13 @@ func FuzzRewrite(f *testing.F) {
 		if !bytes.Equal(old.Bytes(), data) {
 			t.Fatal("the pieces' old text is not the input")
 		}
+		if r.Plan != nil && deviceEditsOnly(r.Plan) {
+			for _, pc := range res.Pieces {
+				if !bytes.Equal(pc.Old, pc.New) {
+					keepsData(t, pc.Old, pc.New)
+				}
+			}
+		}
 		if bytes.Equal(out.Bytes(), data) {
 			return
 		}
@@ -98,4 +107,63 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("a second run plans edits:\ninput:\n%s\noutput:\n%s", data, out.Bytes())
 		}
 	})
+}
+
+// deviceEditsOnly reports whether a plan edits devices only: no DRA
+// upgrade or governance edit (which remove or rewrite documents) and no
+// field set by a framework's rule.
+func deviceEditsOnly(p *plan.FilePlan) bool {
+	if len(p.Upgrades) > 0 || len(p.Governance) > 0 {
+		return false
+	}
+	for _, dp := range p.Docs {
+		if len(dp.Sets) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// keepsData fails unless every scalar value of the old text, outside what
+// a device edit changes (resources, and the node selectors, affinity and
+// tolerations a hint may leave), is in the new text as often: an edit
+// written into a block scalar (which once took "# ..." lines out of an env
+// value) loses them, and the proof, which compares devices, does not see
+// it.
+func keepsData(t *testing.T, oldText, newText []byte) {
+	t.Helper()
+	count := func(text []byte) map[string]int {
+		out := map[string]int{}
+		for _, d := range files.Parse("f.yaml", text).Docs {
+			if d.Root != nil {
+				scalars(d.Root, out)
+			}
+		}
+		return out
+	}
+	before, after := count(oldText), count(newText)
+	for v, n := range before {
+		if after[v] < n {
+			t.Fatalf("the edit lost the value %q (%d of %d left):\ninput:\n%s\noutput:\n%s", v, after[v], n, oldText, newText)
+		}
+	}
+}
+
+func scalars(n *yaml.Node, out map[string]int) {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			scalars(c, out)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			switch n.Content[i].Value {
+			case "resources", "nodeSelector", "affinity", "tolerations":
+				continue
+			}
+			scalars(n.Content[i+1], out)
+		}
+	case yaml.ScalarNode:
+		out[n.Value]++
+	}
 }
