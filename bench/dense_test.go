@@ -58,16 +58,29 @@ func denseFiles(b *testing.B) (small, large string) {
 	return small, large
 }
 
-// median of the rounds' ratios of cost to the floor's, CPU and wall.
+// median is the middle of xs (sorted in place).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// medians of the rounds' ratios of cost to the floor's, CPU and wall.
 func medians(runs, floors []cost) (cpu, wall float64) {
 	var c, w []float64
 	for i := range runs {
 		c = append(c, runs[i].cpu.Seconds()/floors[i].cpu.Seconds())
 		w = append(w, runs[i].wall.Seconds()/floors[i].wall.Seconds())
 	}
-	slices.Sort(c)
-	slices.Sort(w)
-	return c[len(c)/2], w[len(w)/2]
+	return median(c), median(w)
+}
+
+// medianCPU is the rounds' median CPU time, in seconds.
+func medianCPU(runs []cost) float64 {
+	var c []float64
+	for _, r := range runs {
+		c = append(c, r.cpu.Seconds())
+	}
+	return median(c)
 }
 
 // denseRun runs kubedra cmd on path in process, floor and kubedra in
@@ -88,32 +101,31 @@ func denseRun(b *testing.B, path string, args ...string) (runs, floors []cost) {
 	return runs, floors
 }
 
-// benchDense reports, for kubedra args on the dense files: CPU and wall
-// against the floor on the large file, and how CPU grows from the small
-// file to the large one (4.0 is linear in the number of documents).
-func benchDense(b *testing.B, name string, args ...string) {
-	small, large := denseFiles(b)
+// benchGrowth reports, for kubedra args on a small and a large input: CPU
+// and wall against the floor on the large one, its CPU time, and how CPU
+// grows from the small input to the large one (growth names the metric).
+func benchGrowth(b *testing.B, small, large, name, growth string, args ...string) {
 	b.ResetTimer()
 	for range b.N {
 		sRuns, _ := denseRun(b, small, args...)
 		lRuns, lFloors := denseRun(b, large, args...)
 		cpu, wall := medians(lRuns, lFloors)
-		growth := medianCPU(lRuns) / medianCPU(sRuns)
+		g := medianCPU(lRuns) / medianCPU(sRuns)
 		b.ReportMetric(cpu, name+"-cpu/floor")
 		b.ReportMetric(wall, name+"-wall/floor")
-		b.ReportMetric(growth, "cpu-8MB/2MB")
-		b.Logf("8 MB: %s CPU %.2fx the floor's (wall %.2fx; last round floor %v CPU / %v wall, %s %v CPU / %v wall); CPU 8 MB / 2 MB = %.2f",
-			name, cpu, wall, lFloors[len(lFloors)-1].cpu, lFloors[len(lFloors)-1].wall, name, lRuns[len(lRuns)-1].cpu, lRuns[len(lRuns)-1].wall, growth)
+		b.ReportMetric(medianCPU(lRuns), "cpu-s")
+		b.ReportMetric(g, growth)
+		last := len(lRuns) - 1
+		b.Logf("%s: %s CPU %.2fx the floor's (wall %.2fx; last round floor %v CPU / %v wall, %s %v CPU / %v wall); %s = %.2f",
+			filepath.Base(large), name, cpu, wall, lFloors[last].cpu, lFloors[last].wall, name, lRuns[last].cpu, lRuns[last].wall, growth, g)
 	}
 }
 
-func medianCPU(runs []cost) float64 {
-	var c []float64
-	for _, r := range runs {
-		c = append(c, r.cpu.Seconds())
-	}
-	slices.Sort(c)
-	return c[len(c)/2]
+// benchDense is benchGrowth on the dense files (4.0 is linear in the
+// number of documents).
+func benchDense(b *testing.B, name string, args ...string) {
+	small, large := denseFiles(b)
+	benchGrowth(b, small, large, name, "cpu-8MB/2MB", args...)
 }
 
 // BenchmarkMigrateDense migrates (as a diff) 8 MB of GPU pods, every
@@ -143,16 +155,5 @@ func BenchmarkMigrateWidePod(b *testing.B) {
 	if err := GenerateWidePod(large, 10_000); err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	for range b.N {
-		sRuns, _ := denseRun(b, small, "migrate", "-q")
-		lRuns, lFloors := denseRun(b, large, "migrate", "-q")
-		cpu, wall := medians(lRuns, lFloors)
-		growth := medianCPU(lRuns) / medianCPU(sRuns)
-		b.ReportMetric(cpu, "migrate-cpu/floor")
-		b.ReportMetric(wall, "migrate-wall/floor")
-		b.ReportMetric(growth, "cpu-10k/1k")
-		b.ReportMetric(medianCPU(lRuns), "cpu-s")
-		b.Logf("10,000 containers: migrate CPU %.1fx the floor's (wall %.1fx), %.2f s; CPU 10k / 1k = %.1f", cpu, wall, medianCPU(lRuns), growth)
-	}
+	benchGrowth(b, small, large, "migrate", "cpu-10k/1k", "migrate", "-q")
 }

@@ -83,8 +83,7 @@ func BenchmarkMigrateCorpus(b *testing.B) {
 			cpuRatios = append(cpuRatios, c1.cpu.Seconds()/c0.cpu.Seconds())
 		}
 		slices.Sort(ratios)
-		slices.Sort(cpuRatios)
-		b.ReportMetric(cpuRatios[len(cpuRatios)/2], "migrate-cpu/baseline")
+		b.ReportMetric(median(cpuRatios), "migrate-cpu/baseline")
 		_, rss, _, code := runMigrate(b, dir)
 		if code != 0 {
 			b.Fatalf("kubedra migrate exited %d", code)

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -373,13 +374,12 @@ func (g *generator) migrateConfig() error {
 		Reason   string `json:"reason"`
 	}
 	var ignores []ignore
-	var others []Driver
 	seen := map[string]bool{}
 	for _, d := range cat {
 		if d.Family == g.d.Family || d.Family == "example" {
 			continue
 		}
-		others = append(others, d)
+		g.others = append(g.others, d)
 		for _, r := range d.Resources {
 			if seen[r] {
 				continue
@@ -390,19 +390,21 @@ func (g *generator) migrateConfig() error {
 		}
 	}
 	if g.Facts != nil {
-		also := map[string]bool{}
+		type advertised struct{ driver, family, resource string }
+		also := map[advertised]bool{}
 		for _, n := range g.familyNodes() {
 			for r, q := range n.Status.Allocatable {
-				for _, d := range others {
+				for _, d := range g.others {
 					if !q.IsZero() && d.servesResource(string(r)) {
-						also[d.Name+" ("+string(r)+")"] = true
+						also[advertised{d.Name, d.Family, string(r)}] = true
 					}
 				}
 			}
 		}
-		for _, o := range slices.Sorted(maps.Keys(also)) {
-			name := strings.SplitN(o, " ", 2)[0]
-			g.warnf(RuleDriver, "the %s nodes also advertise %s: step 7 leaves those requests on their device plugin (%s); move them with their own kit, kubedra bundle --driver %s, after this one", g.d.Family, o, MigrateConfigFile, name)
+		for _, a := range slices.SortedFunc(maps.Keys(also), func(x, y advertised) int {
+			return cmp.Or(cmp.Compare(x.driver, y.driver), cmp.Compare(x.resource, y.resource))
+		}) {
+			g.warnf(RuleDriver, "the %s nodes also advertise %s (%s): step 7 leaves those requests on their device plugin (%s); move them with their own kit, kubedra bundle --driver %s, after this one", g.d.Family, a.family, a.resource, MigrateConfigFile, a.driver)
 		}
 	}
 	return g.put(MigrateConfigFile, "kubedra configuration for step 7 of PLAN.md (kubedra migrate --config "+MigrateConfigFile+"):\nthe requests of device families this kit installs no driver for are left as they are.",

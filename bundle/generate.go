@@ -150,6 +150,9 @@ type generator struct {
 	quotaOut []string
 	// tolerations the driver's kubelet plugin needs for the pools' taints.
 	tolerations []corev1.Toleration
+	// others are the catalogue's drivers of the other families, whose
+	// requests step 7 leaves as they are (migrateConfig).
+	others []Driver
 }
 
 type patchedPlugin struct {

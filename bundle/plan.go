@@ -297,12 +297,12 @@ func classNames(g *generator) string {
 	return strings.Join(out, " ")
 }
 
-// otherFamilies lists the catalogue's families other than the kit's.
+// otherFamilies lists the catalogue's families other than the kit's
+// (migrateConfig found them).
 func (g *generator) otherFamilies() string {
-	cat, _ := Catalogue()
 	var fams []string
-	for _, d := range cat {
-		if d.Family != g.d.Family && d.Family != "example" && !slices.Contains(fams, d.Family) {
+	for _, d := range g.others {
+		if !slices.Contains(fams, d.Family) {
 			fams = append(fams, d.Family)
 		}
 	}

@@ -32,7 +32,7 @@ func detectStyle(src []byte) style {
 	}
 	// Lines of block scalars (a KubeRay runtimeEnvYAML holding `- `
 	// lines, a script) are text, not structure.
-	scalar := blockScalarLines(lines, indentOf)
+	scalar := blockScalarLines(lines)
 	for i := range lines {
 		if scalar[i] {
 			lines[i] = ""
@@ -74,7 +74,8 @@ func detectStyle(src []byte) style {
 var blockScalarRE = regexp.MustCompile(`(?:^|[:\-]\s)\s*[|>][0-9+\-]{0,2}\s*(?:#.*)?$`)
 
 // blockScalarLines marks the lines that are the content of a block scalar.
-func blockScalarLines(lines []string, indentOf func(string) int) []bool {
+func blockScalarLines(lines []string) []bool {
+	indentOf := func(l string) int { return len(leading(l)) }
 	out := make([]bool, len(lines))
 	for i := 0; i < len(lines); i++ {
 		// The indicator is a '|' or '>': most lines hold neither, and skip
@@ -98,7 +99,7 @@ func blockScalarLines(lines []string, indentOf func(string) int) []bool {
 // encodeYAML encodes a node with kyaml's encoder settings in the file's
 // style.
 func encodeYAML(n *yaml.Node, st style) ([]byte, error) {
-	if quick && st.indent == 2 {
+	if quick {
 		if b, ok := quickEncode(n, st); ok {
 			return b, nil
 		}
@@ -238,7 +239,7 @@ func quickEncode(n *yaml.Node, st style) ([]byte, bool) {
 		return nil, false
 	}
 	if n.Kind == yaml.DocumentNode {
-		if len(n.Content) != 1 || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+		if len(n.Content) != 1 || !uncommented(n) {
 			return nil, false
 		}
 		n = n.Content[0]
@@ -257,7 +258,12 @@ func quickEncode(n *yaml.Node, st style) ([]byte, bool) {
 // plainNode reports whether a collection or scalar node carries nothing
 // the quick encoder leaves to the encoder.
 func plainNode(n *yaml.Node) bool {
-	return n.Style == 0 && n.Anchor == "" && n.HeadComment == "" && n.LineComment == "" && n.FootComment == ""
+	return n.Style == 0 && n.Anchor == "" && uncommented(n)
+}
+
+// uncommented reports whether a node carries no comment of its own.
+func uncommented(n *yaml.Node) bool {
+	return n.HeadComment == "" && n.LineComment == "" && n.FootComment == ""
 }
 
 // quickMapping writes block mapping n with its keys at column col.
@@ -340,32 +346,25 @@ func quickSequence(buf []byte, n *yaml.Node, col int, st style) ([]byte, bool) {
 // double-quoted when its style says so), the same word without a tag
 // (plain or quoted as its style says), or a decimal !!int.
 func quickScalar(n *yaml.Node) (string, bool) {
-	if n.Kind != yaml.ScalarNode || n.Anchor != "" || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+	if n.Kind != yaml.ScalarNode || n.Anchor != "" || !uncommented(n) {
 		return "", false
 	}
 	v := n.Value
 	switch n.Tag {
-	case "":
-		// No tag (a key kyaml's LookupCreate made): the encoder writes it
-		// as it is.
+	case "", yaml.NodeTagString:
 		if !simpleWord(v) {
 			return "", false
 		}
 		switch n.Style {
 		case 0:
-			return v, true
-		case yaml.DoubleQuotedStyle:
-			return `"` + v + `"`, true
-		}
-	case yaml.NodeTagString:
-		if !simpleWord(v) {
-			return "", false
-		}
-		switch n.Style {
-		case 0:
-			switch strings.ToLower(v) {
-			case "true", "false", "null":
-				return "", false
+			// Untagged (a key kyaml's LookupCreate made), the encoder
+			// writes the word as it is; a !!str it quotes where the word
+			// reads as a boolean or null.
+			if n.Tag != "" {
+				switch strings.ToLower(v) {
+				case "true", "false", "null":
+					return "", false
+				}
 			}
 			return v, true
 		case yaml.DoubleQuotedStyle:

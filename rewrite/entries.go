@@ -3,7 +3,6 @@ package rewrite
 import (
 	"bytes"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -49,13 +48,8 @@ func spliceEntries(content []byte, before, after *yaml.Node, st style) ([]byte, 
 	if bm.Kind != yaml.MappingNode || am.Kind != yaml.MappingNode || bm.Style != 0 || len(bm.Content) == 0 {
 		return nil, false
 	}
-	s := &entrySplicer{lines: bytes.SplitAfter(content, []byte("\n")), st: st}
+	s := &entrySplicer{content: content, lines: bytes.SplitAfter(content, []byte("\n")), st: st}
 	s.lines = s.lines[:len(s.lines)-1] // the empty piece after the last "\n"
-	text := make([]string, len(s.lines))
-	for i, l := range s.lines {
-		text[i] = strings.TrimSuffix(string(l), "\n")
-	}
-	s.scalar = blockScalarLines(text, func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) })
 	// Node lines are the file's; the document's first key is on its first
 	// line that is not blank.
 	first := slices.IndexFunc(s.lines, func(l []byte) bool { return !blankOrComment(l) })
@@ -88,9 +82,11 @@ func spliceEntries(content []byte, before, after *yaml.Node, st style) ([]byte, 
 }
 
 type entrySplicer struct {
-	lines [][]byte
+	content []byte
+	lines   [][]byte
 	// scalar marks the lines of block scalars' text: a "# ..." or blank
-	// line there is the value's, never a comment or a gap to trim.
+	// line there is the value's, never a comment or a gap to trim. Made
+	// when trim first meets such a line (most documents: never).
 	scalar []bool
 	delta  int // node line - 1 - delta = index in lines
 	st     style
@@ -112,10 +108,18 @@ func (s *entrySplicer) line(n *yaml.Node) int { return n.Line - 1 - s.delta }
 // lines are its value, whatever they hold: an entry after one was written
 // inside it, and took its "# ..." lines out of the string.
 func (s *entrySplicer) trim(last int) int {
-	for last > 0 && last < len(s.lines) && !s.scalar[last] && blankOrComment(s.lines[last]) {
+	for last > 0 && last < len(s.lines) && blankOrComment(s.lines[last]) && !s.inScalar(last) {
 		last--
 	}
 	return last
+}
+
+// inScalar reports whether line i is a block scalar's text.
+func (s *entrySplicer) inScalar(i int) bool {
+	if s.scalar == nil {
+		s.scalar = blockScalarLines(splitLines(s.content))
+	}
+	return s.scalar[i]
 }
 
 // blankOrComment reports whether a line holds only spaces or a comment.
@@ -255,11 +259,7 @@ func (s *entrySplicer) sequence(b, a *yaml.Node, end int) bool {
 		if i+1 < len(b.Content) {
 			last = s.trim(s.line(b.Content[i+1]) - 1)
 		}
-		// The first key shares the dash's line: it must be kept as it is.
-		if ai.Kind != yaml.MappingNode || len(ai.Content) < 2 || !identical(bi.Content[0], ai.Content[0]) || !identical(bi.Content[1], ai.Content[1]) {
-			return false
-		}
-		if len(bi.Content) < 4 || !s.mappingAfterFirst(bi, ai, last) {
+		if !s.mappingAfterFirst(bi, ai, last) {
 			return false
 		}
 	}
@@ -277,22 +277,17 @@ func (s *entrySplicer) sequence(b, a *yaml.Node, end int) bool {
 	return true
 }
 
-// mappingAfterFirst splices a sequence item's mapping whose first entry
-// (on the dash's line) is unchanged: the rest is a mapping of its own.
+// mappingAfterFirst splices a sequence item's mapping b, edited into a,
+// whose first entry shares the dash's line and must be kept as it is, a
+// scalar on that line: the rest is a mapping of its own.
 func (s *entrySplicer) mappingAfterFirst(b, a *yaml.Node, end int) bool {
-	// The first entry's value must end before the second key's line: a
-	// scalar on the dash's line.
-	if b.Content[1].Kind != yaml.ScalarNode || s.line(b.Content[2]) != s.line(b.Content[0])+1 {
+	if a.Kind != yaml.MappingNode || len(b.Content) < 4 || len(a.Content) < 2 || b.Anchor != a.Anchor || b.Style != a.Style || !sameComments(a, b) ||
+		!identical(b.Content[0], a.Content[0]) || !identical(b.Content[1], a.Content[1]) ||
+		b.Content[1].Kind != yaml.ScalarNode || s.line(b.Content[2]) != s.line(b.Content[0])+1 {
 		return false
 	}
 	rb := &yaml.Node{Kind: yaml.MappingNode, Tag: b.Tag, Content: b.Content[2:]}
 	ra := &yaml.Node{Kind: yaml.MappingNode, Tag: a.Tag, Content: a.Content[2:]}
-	if b.Anchor != a.Anchor || b.Style != a.Style || !sameComments(a, b) {
-		return false
-	}
-	if len(ra.Content) == 0 {
-		return false
-	}
 	return s.mapping(rb, ra, end)
 }
 
@@ -346,7 +341,7 @@ func identical(x, y *yaml.Node) bool {
 		return true
 	}
 	if x.Kind != y.Kind || x.Tag != y.Tag || x.Value != y.Value || x.Style != y.Style || x.Anchor != y.Anchor ||
-		x.HeadComment != y.HeadComment || x.LineComment != y.LineComment || x.FootComment != y.FootComment || len(x.Content) != len(y.Content) {
+		!sameComments(x, y) || len(x.Content) != len(y.Content) {
 		return false
 	}
 	for i := range x.Content {

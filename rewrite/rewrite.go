@@ -363,14 +363,17 @@ func container(spec *yaml.RNode, ce plan.ContainerEdit) error {
 	var c *yaml.RNode
 	if list := spec.Field(ce.Type.ListField()); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
 		items := list.Value.YNode().Content
+		named := func(n *yaml.Node) bool {
+			return n.Kind == yaml.MappingNode && fieldValue(yaml.NewRNode(n), "name") == ce.Name
+		}
 		// The container at the finding's index, when it is the one named
 		// (a pod of 10,000 containers was a quadratic search), else the
 		// first of that name.
-		if i := ce.Index; i >= 0 && i < len(items) && (ce.Name == "" || items[i].Kind == yaml.MappingNode && fieldValue(yaml.NewRNode(items[i]), "name") == ce.Name) {
+		if i := ce.Index; i >= 0 && i < len(items) && (ce.Name == "" || named(items[i])) {
 			c = yaml.NewRNode(items[i])
 		}
-		for i := 0; c == nil && i < len(items); i++ {
-			if ce.Name != "" && items[i].Kind == yaml.MappingNode && fieldValue(yaml.NewRNode(items[i]), "name") == ce.Name {
+		for i := 0; c == nil && ce.Name != "" && i < len(items); i++ {
+			if named(items[i]) {
 				c = yaml.NewRNode(items[i])
 			}
 		}
